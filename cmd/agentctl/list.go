@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+func (a *app) listCmd() *cobra.Command {
+	var (
+		status, agent string
+		limit         int
+		out           format
+	)
+	cmd := &cobra.Command{
+		Use:   "list [--status S] [--agent A] [--limit N]",
+		Short: "List runs, newest first",
+		Example: `  agentctl list --status suspended
+  agentctl list --agent oncall --limit 5 -o json`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch st := store.Status(status); st {
+			case "", store.Running, store.Suspended, store.Completed, store.Failed:
+			default:
+				return usageErr(fmt.Errorf("invalid --status %q: want running, suspended, completed or failed", status))
+			}
+			if limit < 0 {
+				return usageErr(fmt.Errorf("invalid --limit %d: want 0 (no limit) or more", limit))
+			}
+			ctx := cmd.Context()
+			e, err := a.engine(ctx)
+			if err != nil {
+				return err
+			}
+			runs, err := e.List(ctx, store.Filter{Status: store.Status(status), Agent: agent, Limit: limit})
+			if err != nil {
+				return err
+			}
+			if out == "json" {
+				return writeJSON(a.stdout, runs)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tAGENT\tSTATUS\tPENDING\tUPDATED\tINPUT")
+			for _, r := range runs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, r.Agent, r.Status, len(r.Pending), stamp(r.UpdatedAt), oneLine(r.Input, 40))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: running, suspended, completed or failed")
+	cmd.Flags().StringVar(&agent, "agent", "", "only runs of this agent")
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most N runs (0: all)")
+	addFormatFlag(cmd, &out)
+	return cmd
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/spec"
+)
+
+// Exit codes, documented in the root help and README.
+const (
+	exitOK        = 0 // completed, or the command succeeded
+	exitError     = 1 // an error, or the run failed
+	exitUsage     = 2 // bad usage, invalid spec or invalid input
+	exitSuspended = 3 // the run waits for a human decision
+	exitConflict  = 4 // already decided, not suspended, or another process won
+)
+
+const rootHelp = `agentctl runs LLM agents declared in YAML, durably: a run that needs a
+human stops with status suspended, and any process may later approve or
+decline its pending tool calls.
+
+Exit codes:
+  0  completed, or the command succeeded
+  1  error, or the run failed
+  2  bad usage, invalid spec or invalid input (unknown run id included)
+  3  the run is suspended, waiting for a human decision
+  4  conflict: the call is already decided, the run is not suspended,
+     or another process won the race
+
+The database is --db, else $AGENTCTL_DB, else
+$XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db).`
+
+// app is one invocation's state, shared by its subcommands.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	dbPath         string
+	db             *sqlite.DB
+}
+
+// Main runs agentctl with os.Args and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	defer a.close()
+	root := a.rootCmd()
+	root.SetArgs(os.Args[1:])
+	err := root.ExecuteContext(ctx)
+	return a.report(err)
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentctl",
+		Short:         "Declarative LLM agents with durable human approval",
+		Long:          rootHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          args(cobra.NoArgs),
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database file (default $AGENTCTL_DB, else under $XDG_STATE_HOME)")
+	root.AddCommand(
+		a.validateCmd(),
+		a.runCmd(),
+		a.listCmd(),
+		a.showCmd(),
+		a.decideCmd(store.Approve),
+		a.decideCmd(store.Decline),
+		a.schemaCmd(),
+	)
+	root.CompletionOptions.DisableDefaultCmd = true
+	return root
+}
+
+// exitErr ends the command with a code; a nil err prints nothing more.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return &exitErr{code: exitUsage, err: err} }
+
+// report prints err, if any, and maps it to an exit code.
+func (a *app) report(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitError
+	var ee *exitErr
+	var se spec.Errors
+	var amb *store.AmbiguousError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	case errors.As(err, &se):
+		fmt.Fprintln(a.stderr, se.Error())
+		fmt.Fprintf(a.stderr, "agentctl: spec is invalid (%d %s)\n", len(se), plural(len(se), "error", "errors"))
+		return exitUsage
+	case errors.As(err, &amb):
+		code = exitUsage
+		fmt.Fprintf(a.stderr, "agentctl: %v; use a longer prefix. Matches:\n", amb)
+		for _, m := range amb.Matches {
+			fmt.Fprintf(a.stderr, "  %s\n", m)
+		}
+		return code
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrLeaseLost):
+		code = exitConflict
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrUsage):
+		code = exitUsage
+	}
+	if code == exitUsage && isCobraUsage(err) {
+		fmt.Fprintf(a.stderr, "agentctl: %v\nRun 'agentctl --help' for usage.\n", err)
+		return code
+	}
+	fmt.Fprintf(a.stderr, "agentctl: %v\n", err)
+	return code
+}
+
+func isCobraUsage(err error) bool {
+	var ee *exitErr
+	return errors.As(err, &ee) && ee.code == exitUsage
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// store opens the database on first use.
+func (a *app) store(ctx context.Context) (*sqlite.DB, error) {
+	if a.db != nil {
+		return a.db, nil
+	}
+	path, err := dbPath(a.dbPath)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	a.db = db
+	return db, nil
+}
+
+func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
+	db, err := a.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(db, engine.Config{}), nil
+}
+
+func (a *app) close() {
+	if a.db != nil {
+		a.db.Close()
+	}
+}
+
+// dbPath resolves the database path: flag, $AGENTCTL_DB, then the XDG
+// state directory.
+func dbPath(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if p := os.Getenv("AGENTCTL_DB"); p != "" {
+		return p, nil
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no database path: set --db or AGENTCTL_DB (%w)", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "agentctl", "agentctl.db"), nil
+}
+
+// osUser names the OS user running this process.
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return fmt.Sprintf("uid:%d", os.Getuid())
+}
+
+// args wraps a cobra positional-argument check so that its failure is a
+// usage error.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return usageErr(err)
+		}
+		return nil
+	}
+}

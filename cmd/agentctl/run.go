@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine"
+)
+
+func (a *app) runCmd() *cobra.Command {
+	var (
+		files           []string
+		input           string
+		requireApproval bool
+		out             format
+	)
+	cmd := &cobra.Command{
+		Use:   "run AGENT -f FILE|DIR... [--input TEXT]",
+		Short: "Start a run of an agent",
+		Long: `Run starts a run of AGENT from the spec in the -f files and advances it
+until it completes (exit 0), fails (exit 1) or waits for a human decision
+(exit 3). The input is --input, else standard input. The run keeps a
+snapshot of the spec: editing the files later does not change it.`,
+		Example: `  agentctl run oncall -f examples/agents/oncall.yaml --input "nginx is down in prod"
+  echo "disk full on db-1" | agentctl run oncall -f examples/agents/ -o json
+  agentctl run oncall -f examples/agents/ --require-approval --input "check nginx"`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if len(files) == 0 {
+				return usageErr(errors.New("run: no spec: pass -f FILE or -f DIR"))
+			}
+			if !cmd.Flags().Changed("input") {
+				text, err := readInput(a.stdin)
+				if err != nil {
+					return err
+				}
+				input = text
+			}
+			if strings.TrimSpace(input) == "" {
+				return usageErr(errors.New("run: no input: pass --input TEXT or pipe it on standard input"))
+			}
+			s, err := loadSpec(files)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			e, err := a.engine(ctx)
+			if err != nil {
+				return err
+			}
+			g, err := engine.Compile(s, e.Models())
+			if err != nil {
+				return usageErr(err)
+			}
+			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval})
+			if err != nil {
+				return err
+			}
+			return printRun(a.stdout, out, v)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "spec file or directory (repeatable)")
+	cmd.Flags().StringVar(&input, "input", "", "the user's message (default: standard input)")
+	cmd.Flags().BoolVar(&requireApproval, "require-approval", false, "every tool call of this run waits for a human")
+	addFormatFlag(cmd, &out)
+	return cmd
+}
+
+// readInput reads the input from standard input unless it is a terminal.
+func readInput(r io.Reader) (string, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return "", usageErr(errors.New("run: no input: pass --input TEXT or pipe it on standard input"))
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(b), "\n"), nil
+}

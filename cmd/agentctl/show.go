@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine"
+)
+
+func (a *app) showCmd() *cobra.Command {
+	var out format
+	cmd := &cobra.Command{
+		Use:   "show RUNID",
+		Short: "Show a run: status, pending calls, every tool call and decision",
+		Long: `Show prints a run with its call ledger and its audit trail of decisions.
+RUNID may be any unique prefix of a run id.`,
+		Example: `  agentctl show 01JD3F
+  agentctl show 01JD3F -o json | jq '.decisions'`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			ctx := cmd.Context()
+			e, err := a.engine(ctx)
+			if err != nil {
+				return err
+			}
+			id, err := resolveRun(ctx, e, argv[0])
+			if err != nil {
+				return err
+			}
+			d, err := e.Detail(ctx, id)
+			if err != nil {
+				return err
+			}
+			if out == "json" {
+				return writeJSON(a.stdout, d)
+			}
+			printDetail(a, d)
+			return nil
+		},
+	}
+	addFormatFlag(cmd, &out)
+	return cmd
+}
+
+func printDetail(a *app, d *engine.RunDetail) {
+	w := a.stdout
+	fmt.Fprintf(w, "run      %s\n", d.RunID)
+	fmt.Fprintf(w, "agent    %s\n", d.Agent)
+	fmt.Fprintf(w, "status   %s\n", d.Status)
+	fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
+	fmt.Fprintf(w, "updated  %s\n", stamp(d.UpdatedAt))
+	fmt.Fprintf(w, "input    %s\n", indent(d.Input))
+	if d.Output != "" {
+		fmt.Fprintf(w, "output   %s\n", indent(d.Output))
+	}
+	if d.Error != "" {
+		fmt.Fprintf(w, "error    %s\n", indent(d.Error))
+	}
+	if len(d.Pending) > 0 {
+		fmt.Fprintln(w, "\npending")
+		for _, p := range d.Pending {
+			fmt.Fprintf(w, "  %s  %s  %s  %s\n", p.CallID, p.Tool, p.Args, p.Kind)
+		}
+	}
+	if len(d.Calls) > 0 {
+		fmt.Fprintln(w, "\ncalls")
+		for _, c := range d.Calls {
+			fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, c.Args)
+			if c.Result != "" {
+				fmt.Fprintf(w, "      result: %s\n", oneLine(c.Result, 200))
+			}
+		}
+	}
+	if len(d.Decisions) > 0 {
+		fmt.Fprintln(w, "\ndecisions")
+		for _, x := range d.Decisions {
+			by := x.By
+			if x.OSUser != x.By {
+				by += " (as OS user " + x.OSUser + ")"
+			}
+			fmt.Fprintf(w, "  %s  %s  %s  by %s", stamp(x.At), x.Action, x.CallID, by)
+			if x.Reason != "" {
+				fmt.Fprintf(w, "  reason: %s", oneLine(x.Reason, 200))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// indent aligns continuation lines under the first.
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n         ")
+}
+
+// resolveRun checks a run id prefix and resolves it to a full id.
+func resolveRun(ctx context.Context, e *engine.Engine, prefix string) (string, error) {
+	p := strings.ToUpper(prefix)
+	if p == "" || len(p) > 26 || strings.Trim(p, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") != "" {
+		return "", usageErr(fmt.Errorf("invalid run id %q: run ids are 26 characters of 0-9 and A-Z (no I, L, O, U); any unique prefix works", prefix))
+	}
+	return e.Resolve(ctx, p)
+}

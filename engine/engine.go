@@ -1,0 +1,127 @@
+// Package engine compiles specs into runtime graphs and runs them: the
+// agent loop (model turn, tool calls, approval gate, execution) with a
+// durable checkpoint after every step, so that a run suspended for a human
+// is continued later by any process.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/agentctl/agentctl/engine/model"
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// Config configures an Engine. Zero fields take defaults.
+type Config struct {
+	// Models are the model providers; default model.Default().
+	Models model.Registry
+	// LeaseTTL is how long a run stays held by a process that stops
+	// renewing it (a crashed one). Default 60s.
+	LeaseTTL time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Engine runs agents on a Store.
+type Engine struct {
+	store  store.Store
+	models model.Registry
+	lease  store.Lease
+	now    func() time.Time
+
+	mu     sync.Mutex
+	graphs map[string]*Graph // compiled snapshots by hash
+}
+
+// New returns an Engine keeping runs in st.
+func New(st store.Store, cfg Config) *Engine {
+	if cfg.Models == nil {
+		cfg.Models = model.Default()
+	}
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = 60 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	host, _ := os.Hostname()
+	var tok [6]byte
+	rand.Read(tok[:])
+	return &Engine{
+		store:  st,
+		models: cfg.Models,
+		lease:  store.Lease{Owner: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(tok[:])), TTL: cfg.LeaseTTL},
+		now:    cfg.Now,
+		graphs: map[string]*Graph{},
+	}
+}
+
+// Errors the engine returns, besides the store's.
+var (
+	// ErrUsage marks a request that cannot be carried out as asked: an
+	// unknown agent, a missing call id where several are pending.
+	ErrUsage = errors.New("invalid request")
+	// ErrMaxSteps reports a run that used up its agent's maxSteps.
+	ErrMaxSteps = errors.New("maximum steps reached")
+)
+
+// Models returns the engine's model providers.
+func (e *Engine) Models() model.Registry { return e.models }
+
+// newRunID returns a new run id: a ULID, sortable by creation time and
+// carrying 80 random bits.
+func (e *Engine) newRunID() string {
+	return ulid.MustNew(ulid.Timestamp(e.now()), rand.Reader).String()
+}
+
+// graph returns the compiled spec a run started with.
+func (e *Engine) graph(ctx context.Context, hash string) (*Graph, error) {
+	e.mu.Lock()
+	g := e.graphs[hash]
+	e.mu.Unlock()
+	if g != nil {
+		return g, nil
+	}
+	snap, err := e.store.Spec(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	g, err = LoadSnapshot(snap, e.models)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.graphs[hash] = g
+	e.mu.Unlock()
+	return g, nil
+}
+
+// heartbeat renews the lease on a run until stop is called.
+func (e *Engine) heartbeat(ctx context.Context, runID string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(e.lease.TTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				// A failed renewal shows up as ErrLeaseLost on the next write.
+				_ = e.store.Renew(ctx, e.lease, runID)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentctl/agentctl/engine/model"
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/toolkits"
+	"github.com/agentctl/agentctl/toolkits/exec"
+	"github.com/agentctl/agentctl/toolkits/output"
+)
+
+// Graph is a spec compiled for running: each agent bound to its model and
+// its tools, each tool to its action and approval gate. A Graph is
+// immutable once compiled and safe for concurrent use.
+type Graph struct {
+	spec     *spec.Spec
+	snapshot []byte // the spec's sources, as stored with each run
+	hash     string // sha256 of snapshot
+	agents   map[string]*agentNode
+}
+
+type agentNode struct {
+	spec  *spec.Agent
+	model *modelNode
+	tools map[string]*toolNode
+	defs  []llms.Tool // the tools as offered to the model, in declared order
+}
+
+type toolNode struct {
+	spec   *spec.Tool
+	action toolkits.Action
+}
+
+// modelNode builds its model on first use: a run that only approves a
+// call on a scripted model never builds an API client.
+type modelNode struct {
+	spec  *spec.Model
+	build func() (llms.Model, error)
+}
+
+// Compile binds a loaded spec to model providers (nil means
+// model.Default()) and toolkits.
+func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
+	if models == nil {
+		models = model.Default()
+	}
+	snap, err := json.Marshal(s.Sources)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	sum := sha256.Sum256(snap)
+	g := &Graph{spec: s, snapshot: snap, hash: hex.EncodeToString(sum[:]), agents: map[string]*agentNode{}}
+	mnodes := map[string]*modelNode{}
+	for name, m := range s.Models {
+		if _, ok := models[m.Provider]; !ok {
+			return nil, fmt.Errorf("%s: model %s: provider %q is not available", m.Pos, name, m.Provider)
+		}
+		mnodes[name] = &modelNode{spec: m, build: sync.OnceValues(func() (llms.Model, error) {
+			return models.New(context.Background(), m)
+		})}
+	}
+	tnodes := map[string]*toolNode{}
+	for name, t := range s.Tools {
+		n := &toolNode{spec: t}
+		switch {
+		case t.Exec != nil:
+			n.action = exec.New(t.Exec)
+		case t.Output != nil:
+			n.action = output.New(t.Output)
+		default:
+			return nil, fmt.Errorf("%s: tool %s has no action", t.Pos, name)
+		}
+		tnodes[name] = n
+	}
+	for name, a := range s.Agents {
+		n := &agentNode{spec: a, model: mnodes[a.Model], tools: map[string]*toolNode{}}
+		for _, tn := range a.Tools {
+			t := tnodes[tn]
+			n.tools[tn] = t
+			n.defs = append(n.defs, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+				Name: tn, Description: t.spec.Description, Parameters: t.spec.Input,
+			}})
+		}
+		g.agents[name] = n
+	}
+	return g, nil
+}
+
+// Agents returns the names of the graph's agents, sorted.
+func (g *Graph) Agents() []string {
+	names := make([]string, 0, len(g.agents))
+	for n := range g.agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LoadSnapshot loads and compiles a spec snapshot as stored with a run.
+func LoadSnapshot(snap []byte, models model.Registry) (*Graph, error) {
+	var srcs []spec.Source
+	if err := json.Unmarshal(snap, &srcs); err != nil {
+		return nil, fmt.Errorf("spec snapshot: %w", err)
+	}
+	s, err := spec.Load(srcs)
+	if err != nil {
+		return nil, fmt.Errorf("spec snapshot: %w", err)
+	}
+	return Compile(s, models)
+}

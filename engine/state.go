@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// state is a run's checkpoint: what the store keeps as Run.State. Tool
+// results are not copied here; they live in the call ledger and join the
+// conversation when it is sent to the model.
+type state struct {
+	// RequireApproval makes every tool call of the run wait for a human
+	// (run --require-approval).
+	RequireApproval bool      `json:"requireApproval,omitempty"`
+	Messages        []message `json:"messages"`
+}
+
+// message is one message of a run's conversation.
+type message struct {
+	Role      string         `json:"role"` // system, user or assistant
+	Text      string         `json:"text,omitempty"`
+	ToolCalls []toolCallPart `json:"toolCalls,omitempty"`
+}
+
+// toolCallPart is a tool call as the model made it.
+type toolCallPart struct {
+	ID   string `json:"id"`
+	Tool string `json:"tool"`
+	Args string `json:"args"` // as the model sent them
+}
+
+func decodeState(r *store.Run) (*state, error) {
+	var st state
+	if err := json.Unmarshal(r.State, &st); err != nil {
+		return nil, fmt.Errorf("run %s: corrupt checkpoint: %w", r.ID, err)
+	}
+	return &st, nil
+}
+
+func (st *state) encode() []byte {
+	b, err := json.Marshal(st)
+	if err != nil {
+		panic(err) // only strings and bools: cannot fail
+	}
+	return b
+}
+
+// conversation renders the checkpoint and the call ledger as the messages
+// sent to a model: each assistant turn with tool calls is followed by one
+// tool message per call (OpenAI wants one message per result).
+func (st *state) conversation(calls []*store.Call) []llms.MessageContent {
+	byID := make(map[string]*store.Call, len(calls))
+	for _, c := range calls {
+		byID[c.ID] = c
+	}
+	out := make([]llms.MessageContent, 0, len(st.Messages)+len(calls))
+	for _, m := range st.Messages {
+		switch m.Role {
+		case "system":
+			out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, m.Text))
+		case "user":
+			out = append(out, llms.TextParts(llms.ChatMessageTypeHuman, m.Text))
+		case "assistant":
+			mc := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+			if m.Text != "" {
+				mc.Parts = append(mc.Parts, llms.TextContent{Text: m.Text})
+			}
+			for _, tc := range m.ToolCalls {
+				mc.Parts = append(mc.Parts, llms.ToolCall{ID: tc.ID, Type: "function",
+					FunctionCall: &llms.FunctionCall{Name: tc.Tool, Arguments: tc.Args}})
+			}
+			out = append(out, mc)
+			for _, tc := range m.ToolCalls {
+				var result string
+				if c := byID[tc.ID]; c != nil {
+					result = c.Result
+				}
+				out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+					llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.Tool, Content: result},
+				}})
+			}
+		}
+	}
+	return out
+}

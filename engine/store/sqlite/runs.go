@@ -1,0 +1,215 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanRun(sc scanner) (*store.Run, error) {
+	var r store.Run
+	var created, updated int64
+	err := sc.Scan(&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
+	return &r, nil
+}
+
+// CreateRun implements store.Store.
+func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease store.Lease) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO specs(hash, body) VALUES(?, ?) ON CONFLICT DO NOTHING`, r.SpecHash, spec); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
+			ms(now), ms(now), lease.Owner, ms(now.Add(lease.TTL)))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create run: %w", err)
+	}
+	r.CreatedAt, r.UpdatedAt = fromMS(ms(now)), fromMS(ms(now))
+	return nil
+}
+
+// Run implements store.Store.
+func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// ResolveID implements store.Store.
+func (s *DB) ResolveID(ctx context.Context, prefix string) (string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT 5`,
+		prefix, prefix+"\U0010FFFF")
+	if err != nil {
+		return "", fmt.Errorf("resolve run id %q: %w", prefix, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return "", err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("no run id starts with %q: %w", prefix, store.ErrNotFound)
+	case 1:
+		return ids[0], nil
+	}
+	return "", &store.AmbiguousError{Prefix: prefix, Matches: ids}
+}
+
+// List implements store.Store.
+func (s *DB) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
+	var where []string
+	var args []any
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, f.Status)
+	}
+	if f.Agent != "" {
+		where, args = append(where, "agent = ?"), append(args, f.Agent)
+	}
+	q := `SELECT ` + runCols + ` FROM runs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Spec implements store.Store.
+func (s *DB) Spec(ctx context.Context, hash string) ([]byte, error) {
+	var body []byte
+	err := s.db.QueryRowContext(ctx, `SELECT body FROM specs WHERE hash = ?`, hash).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("spec %s: %w", hash, store.ErrNotFound)
+	}
+	return body, err
+}
+
+// Checkpoint implements store.Store.
+func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, newCalls []*store.Call) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
+		if r.Status.Terminal() {
+			owner, expires = nil, nil
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, output = ?, error = ?, step = ?, state = ?,
+			updated_at = ?, owner = ?, lease_expires = ? WHERE id = ? AND owner = ?`,
+			r.Status, r.Output, r.Error, r.Step, r.State, ms(now), owner, expires, r.ID, lease.Owner)
+		if err := one(res, err, store.ErrLeaseLost); err != nil {
+			return err
+		}
+		for _, c := range newCalls {
+			_, err := tx.ExecContext(ctx, `INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, kind, result, created_at, updated_at)
+				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.ID, c.ID, c.Seq, c.Step, c.Tool, string(c.Args), c.Status, c.Kind, c.Result, ms(now), ms(now))
+			if err != nil {
+				return err
+			}
+			c.RunID, c.CreatedAt, c.UpdatedAt = r.ID, fromMS(ms(now)), fromMS(ms(now))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint run %s: %w", r.ID, err)
+	}
+	r.UpdatedAt = fromMS(ms(now))
+	return nil
+}
+
+// Suspend implements store.Store.
+func (s *DB) Suspend(ctx context.Context, lease store.Lease, runID string) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var pending, approved int
+		err := tx.QueryRowContext(ctx, `SELECT
+				COALESCE(SUM(status = 'pending'), 0), COALESCE(SUM(status = 'approved'), 0)
+			FROM calls WHERE run_id = ?`, runID).Scan(&pending, &approved)
+		if err != nil {
+			return err
+		}
+		if pending == 0 || approved > 0 {
+			return store.ErrNotIdle
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'suspended', owner = NULL, lease_expires = NULL,
+			updated_at = ? WHERE id = ? AND owner = ?`, ms(now), runID, lease.Owner)
+		return one(res, err, store.ErrLeaseLost)
+	})
+	if err != nil {
+		return fmt.Errorf("suspend run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Renew implements store.Store.
+func (s *DB) Renew(ctx context.Context, lease store.Lease, runID string) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET lease_expires = ? WHERE id = ? AND owner = ?`,
+			ms(now.Add(lease.TTL)), runID, lease.Owner)
+		return one(res, err, store.ErrLeaseLost)
+	})
+	if err != nil {
+		return fmt.Errorf("renew lease on run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// one checks that an update touched exactly one row, else returns miss.
+func one(res sql.Result, err error, miss error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return miss
+	}
+	return nil
+}

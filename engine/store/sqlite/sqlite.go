@@ -1,0 +1,183 @@
+// Package sqlite is the embedded Store: one SQLite file in WAL mode,
+// through the pure-Go modernc.org/sqlite driver. Writes run in immediate
+// transactions, so racing writers queue on the busy timeout instead of
+// failing, and every transition is a conditional update.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// Options configure a DB. The zero value is ready to use.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process's
+	// transaction. Default 10s.
+	BusyTimeout time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// DB is a Store in one SQLite file.
+type DB struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open opens (creating if needed) the database at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(wal)")
+	q.Add("_pragma", "synchronous(normal)")
+	q.Add("_pragma", "foreign_keys(on)")
+	q.Add("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// One connection: a CLI process does one thing at a time, and SQLite
+	// serialises writers anyway.
+	db.SetMaxOpenConns(1)
+	s := &DB{db: db, now: opts.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+// migrations bring the schema from version i to i+1. Never edit one that
+// has shipped; append.
+var migrations = []string{
+	`CREATE TABLE specs (
+		hash TEXT PRIMARY KEY,
+		body BLOB NOT NULL
+	);
+	CREATE TABLE runs (
+		id            TEXT PRIMARY KEY,
+		agent         TEXT NOT NULL,
+		status        TEXT NOT NULL,
+		input         TEXT NOT NULL,
+		output        TEXT NOT NULL DEFAULT '',
+		error         TEXT NOT NULL DEFAULT '',
+		spec_hash     TEXT NOT NULL REFERENCES specs(hash),
+		step          INTEGER NOT NULL DEFAULT 0,
+		state         BLOB,
+		owner         TEXT,
+		lease_expires INTEGER,
+		created_at    INTEGER NOT NULL,
+		updated_at    INTEGER NOT NULL
+	);
+	CREATE INDEX runs_status ON runs(status, id);
+	CREATE INDEX runs_agent ON runs(agent, id);
+	CREATE TABLE calls (
+		run_id     TEXT NOT NULL REFERENCES runs(id),
+		call_id    TEXT NOT NULL,
+		seq        INTEGER NOT NULL,
+		step       INTEGER NOT NULL,
+		tool       TEXT NOT NULL,
+		args       TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		kind       TEXT NOT NULL DEFAULT '',
+		result     TEXT NOT NULL DEFAULT '',
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		PRIMARY KEY (run_id, call_id)
+	) WITHOUT ROWID;
+	CREATE TABLE decisions (
+		id       INTEGER PRIMARY KEY,
+		run_id   TEXT NOT NULL REFERENCES runs(id),
+		call_id  TEXT NOT NULL,
+		action   TEXT NOT NULL,
+		by_name  TEXT NOT NULL,
+		os_user  TEXT NOT NULL,
+		reason   TEXT NOT NULL DEFAULT '',
+		at       INTEGER NOT NULL
+	);
+	CREATE INDEX decisions_run ON decisions(run_id, call_id);`,
+}
+
+// ErrNewerSchema reports a database written by a newer agentctl.
+var ErrNewerSchema = errors.New("database schema is newer than this agentctl")
+
+func (s *DB) migrate(ctx context.Context) error {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	switch {
+	case v == len(migrations):
+		return nil
+	case v > len(migrations):
+		return fmt.Errorf("%w: version %d, this build knows up to %d; upgrade agentctl", ErrNewerSchema, v, len(migrations))
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		// Another process may have migrated while we waited for the lock.
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+			return err
+		}
+		for ; v < len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
+		return err
+	})
+}
+
+// tx runs f in an immediate (write) transaction.
+func (s *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// read runs f in a read transaction: one consistent snapshot.
+func (s *DB) read(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return f(tx)
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }

@@ -1,0 +1,146 @@
+package spec
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed agentctl.schema.json
+var schemaJSON []byte
+
+// Schema returns the JSON Schema of the spec format.
+func Schema() []byte { return bytes.Clone(schemaJSON) }
+
+// specSchema is the compiled spec schema, built on first use.
+var specSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	const url = "https://agentctl.dev/schema/spec-v1.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+})
+
+// LoadFiles reads spec files and directories (every *.yaml and *.yml file
+// directly in it, in name order) and loads them as one spec.
+func LoadFiles(paths ...string) (*Spec, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no spec files: pass -f FILE or -f DIR")
+	}
+	var srcs []Source
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		names := []string{p}
+		if fi.IsDir() {
+			names = nil
+			ents, err := os.ReadDir(p)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range ents {
+				if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+					names = append(names, filepath.Join(p, e.Name()))
+				}
+			}
+			if len(names) == 0 {
+				return nil, fmt.Errorf("%s: no *.yaml or *.yml files", p)
+			}
+		}
+		for _, n := range names {
+			data, err := os.ReadFile(n)
+			if err != nil {
+				return nil, err
+			}
+			srcs = append(srcs, Source{Name: n, Data: data})
+		}
+	}
+	return Load(srcs)
+}
+
+// Load parses and checks a spec made of the given files. When the spec is
+// invalid the error is an Errors holding every problem found.
+func Load(srcs []Source) (*Spec, error) {
+	sch, err := specSchema()
+	if err != nil {
+		return nil, fmt.Errorf("spec schema: %w", err)
+	}
+	var errs Errors
+	var files []*file
+	for _, src := range srcs {
+		if slices.ContainsFunc(files, func(f *file) bool { return f.name == src.Name }) {
+			continue // the same file named twice
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(src.Data))
+		for {
+			var doc yaml.Node
+			err := dec.Decode(&doc)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				errs = append(errs, yamlError(src.Name, err))
+				break
+			}
+			f := &file{name: src.Name, root: deref(doc.Content[0])}
+			v := f.value(&doc, &errs)
+			validateSchema(f, sch, v, &errs)
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 && len(errs) == 0 {
+		errs.add(Pos{File: "spec"}, "no spec documents")
+	}
+	if len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	s := &Spec{
+		Models:  map[string]*Model{},
+		Tools:   map[string]*Tool{},
+		Agents:  map[string]*Agent{},
+		Sources: srcs,
+	}
+	d := &decoder{spec: s, errs: &errs}
+	for _, f := range files {
+		d.file(f)
+	}
+	d.check()
+	if err := errs.sorted(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// yamlError turns a yaml.v3 syntax error into a positioned Error.
+func yamlError(name string, err error) *Error {
+	msg := err.Error()
+	var line int
+	// yaml.v3 reports "yaml: line N: message".
+	if rest, ok := strings.CutPrefix(msg, "yaml: line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			if _, err := fmt.Sscanf(rest[:i], "%d", &line); err == nil {
+				msg = rest[i+2:]
+			}
+		}
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return &Error{Pos: Pos{File: name, Line: line}, Msg: "invalid YAML: " + msg}
+}

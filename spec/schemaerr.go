@@ -1,0 +1,110 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// validateSchema checks v, the value of f, against the spec schema and
+// records each violation at the node it concerns.
+func validateSchema(f *file, sch *jsonschema.Schema, v any, errs *Errors) {
+	err := sch.Validate(v)
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		if err != nil {
+			errs.add(f.pos(f.root), "%v", err)
+		}
+		return
+	}
+	for _, leaf := range Violations(ve) {
+		n := lookup(f.root, leaf.Path)
+		if leaf.Key != "" {
+			if k := keyNode(n, leaf.Key); k != nil {
+				n = k
+			}
+		}
+		errs.add(f.pos(n), "%s", leaf.String())
+	}
+}
+
+// Violation is one way a value breaks a JSON Schema.
+type Violation struct {
+	Path []string // JSON pointer tokens of the offending value
+	Key  string   // for an unknown field: the field's name
+	Msg  string
+}
+
+// Pointer returns the offending value's JSON pointer, "/" for the root.
+func (v Violation) Pointer() string { return pointer(v.Path) }
+
+// String renders the violation with a dotted path, for spec errors.
+func (v Violation) String() string {
+	path := strings.Join(append(append([]string(nil), v.Path...), v.Key), ".")
+	path = strings.Trim(path, ".")
+	if path == "" {
+		return v.Msg
+	}
+	return path + ": " + v.Msg
+}
+
+var printer = message.NewPrinter(language.English)
+
+// Violations flattens a validation error into its leaf violations.
+func Violations(ve *jsonschema.ValidationError) []Violation {
+	var out []Violation
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if k, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+			out = append(out, Violation{Path: e.InstanceLocation, Key: k.Property,
+				Msg: "invalid name: use letters, digits, '_' and '-', starting with a letter (at most 64)"})
+			return
+		}
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		path := e.InstanceLocation
+		switch k := e.ErrorKind.(type) {
+		case *kind.AdditionalProperties:
+			for _, p := range k.Properties {
+				out = append(out, Violation{Path: path, Key: p, Msg: "unknown field"})
+			}
+			return
+		case *kind.Required:
+			for _, p := range k.Missing {
+				out = append(out, Violation{Path: path, Msg: fmt.Sprintf("missing required field %q", p)})
+			}
+			return
+		case *kind.Reference, *kind.Group, *kind.Schema:
+			return // wrappers without causes carry no message of their own
+		}
+		out = append(out, Violation{Path: path, Msg: e.ErrorKind.LocalizedString(printer)})
+	}
+	walk(ve)
+	return out
+}
+
+// offsetPos returns the position of byte offset off within n's value when
+// n is a single-line scalar, else n's position.
+func (f *file) offsetPos(n *yaml.Node, off int) Pos {
+	p := f.pos(n)
+	if strings.Contains(n.Value, "\n") {
+		return p
+	}
+	switch n.Style {
+	case 0, yaml.FlowStyle:
+		p.Col += off
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		p.Col += off + 1
+	}
+	return p
+}

@@ -1,0 +1,111 @@
+// Package exec runs a command as a tool. Each argv element is rendered on
+// its own from the call's arguments and the command is started directly,
+// never through a shell, so an argument can never become another argument
+// or shell syntax.
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"time"
+
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/spec/tmpl"
+	"github.com/agentctl/agentctl/toolkits"
+)
+
+// Defaults for what a spec leaves out.
+const (
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxOutput = 64 << 10
+)
+
+// Action runs one declared command.
+type Action struct {
+	argv      []*tmpl.String
+	dir       string
+	timeout   time.Duration
+	maxOutput int
+}
+
+// New returns the Action for an exec declaration.
+func New(e *spec.Exec) *Action {
+	a := &Action{argv: e.Command, dir: e.Dir, timeout: e.Timeout, maxOutput: DefaultMaxOutput}
+	if a.timeout == 0 {
+		a.timeout = DefaultTimeout
+	}
+	return a
+}
+
+// Output is the result content of a command, as JSON.
+type Output struct {
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Do implements toolkits.Action. A non-zero exit or a timeout is a failed
+// result; a command that cannot start is an error.
+func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
+	env := tmpl.Env{"input": c.Input}
+	argv := make([]string, len(a.argv))
+	for i, t := range a.argv {
+		s, err := t.Render(env)
+		if err != nil {
+			return toolkits.Result{}, fmt.Errorf("command[%d]: %w", i, err)
+		}
+		argv[i] = s
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = a.dir
+	cmd.Env = append(os.Environ(), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
+	cmd.WaitDelay = time.Second
+	stdout, stderr := &capped{max: a.maxOutput}, &capped{max: a.maxOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	out := Output{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exitErr *osexec.ExitError
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		out.ExitCode = -1
+		out.Error = fmt.Sprintf("timed out after %s", a.timeout)
+	case errors.As(err, &exitErr):
+		out.ExitCode = exitErr.ExitCode()
+	case err != nil:
+		return toolkits.Result{}, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return toolkits.Result{}, err
+	}
+	return toolkits.Result{Content: string(b), Failed: out.ExitCode != 0}, nil
+}
+
+// capped keeps the first max bytes written and counts the rest.
+type capped struct {
+	buf     bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	keep := min(len(p), w.max-w.buf.Len())
+	w.buf.Write(p[:keep])
+	w.dropped += len(p) - keep
+	return len(p), nil
+}
+
+func (w *capped) String() string {
+	if w.dropped == 0 {
+		return w.buf.String()
+	}
+	return fmt.Sprintf("%s\n[... %d bytes truncated]", w.buf.String(), w.dropped)
+}

@@ -1,0 +1,28 @@
+// Package toolkits defines the one interface every tool implementation
+// meets. Each toolkit (exec, output, ...) lives in its own sub-package and
+// builds an Action from its part of a tool's spec.
+package toolkits
+
+import "context"
+
+// Call is one validated tool call to carry out.
+type Call struct {
+	RunID  string
+	CallID string
+	Tool   string
+	Input  map[string]any // the arguments, valid against the tool's input schema
+}
+
+// Result is what a tool call produced: the content the model is told and
+// whether the tool reports failure (a non-zero exit, say). A failed result
+// is not a run failure: the model sees it and goes on.
+type Result struct {
+	Content string
+	Failed  bool
+}
+
+// Action carries out calls of one tool. An error is reported to the model
+// as a failed result.
+type Action interface {
+	Do(ctx context.Context, c Call) (Result, error)
+}
