@@ -35,7 +35,7 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if d.CallID == "" {
 		switch len(calls) {
 		case 0:
-			return nil, fmt.Errorf("%s run %s: %w: the run is %s and has no call waiting for a decision", d.Action, r.ID, store.ErrConflict, r.Status)
+			return nil, conflictf("run %s is %s and has no call waiting for a decision", r.ID, r.Status)
 		case 1:
 			d.CallID = calls[0].ID
 		default:
@@ -43,8 +43,8 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 			for i, c := range calls {
 				ids[i] = c.ID + " (" + c.Tool + ")"
 			}
-			return nil, fmt.Errorf("%s run %s: %w: %d calls are pending; choose one with --call: %s",
-				d.Action, r.ID, ErrUsage, len(calls), strings.Join(ids, ", "))
+			return nil, usagef("run %s has %d pending calls; choose one with --call: %s",
+				r.ID, len(calls), strings.Join(ids, ", "))
 		}
 	}
 	// Compile the run's spec before deciding, so that a run this process

@@ -74,6 +74,24 @@ var (
 	ErrMaxSteps = errors.New("maximum steps reached")
 )
 
+// requestError is an error that matches a sentinel without repeating its
+// text.
+type requestError struct {
+	kind error
+	msg  string
+}
+
+func (e *requestError) Error() string        { return e.msg }
+func (e *requestError) Is(target error) bool { return target == e.kind }
+
+func usagef(format string, args ...any) error {
+	return &requestError{kind: ErrUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+func conflictf(format string, args ...any) error {
+	return &requestError{kind: store.ErrConflict, msg: fmt.Sprintf(format, args...)}
+}
+
 // Models returns the engine's model providers.
 func (e *Engine) Models() model.Registry { return e.models }
 

@@ -32,7 +32,7 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 		if known == "" {
 			known = "none"
 		}
-		return nil, fmt.Errorf("%w: unknown agent %q (agents: %s)", ErrUsage, opts.Agent, known)
+		return nil, usagef("unknown agent %q (agents: %s)", opts.Agent, known)
 	}
 	st := &state{RequireApproval: opts.RequireApproval}
 	if a.spec.Instructions != "" {

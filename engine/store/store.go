@@ -188,20 +188,29 @@ type ConflictError struct {
 	RunID  string
 	CallID string
 	Status CallStatus // the call's status now; empty when there is no such call
-	By     string     // who decided it, when someone did
+	Action string     // the decision taken on it, if any
+	By     string     // who took it
 	At     time.Time
 }
 
 func (e *ConflictError) Error() string {
-	if e.Status == "" {
+	switch {
+	case e.Status == "":
 		return fmt.Sprintf("run %s has no call %s", e.RunID, e.CallID)
+	case e.Action != "":
+		return fmt.Sprintf("call %s of run %s was already %sd by %s at %s (now %s)",
+			e.CallID, e.RunID, e.Action, e.By, e.At.UTC().Format(time.RFC3339), e.Status)
 	}
-	msg := fmt.Sprintf("call %s of run %s is %s", e.CallID, e.RunID, e.Status)
-	if e.By != "" {
-		msg += fmt.Sprintf(" (decided by %s at %s)", e.By, e.At.UTC().Format(time.RFC3339))
-	}
-	return msg
+	return fmt.Sprintf("call %s of run %s is %s", e.CallID, e.RunID, e.Status)
 }
+
+// NotFoundError reports a missing record. It matches ErrNotFound.
+type NotFoundError struct{ What string }
+
+func (e *NotFoundError) Error() string { return e.What }
+
+// Is makes a NotFoundError match ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
 // Is makes a ConflictError match ErrConflict.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }

@@ -170,6 +170,10 @@ func (s *DB) Decide(ctx context.Context, d *store.Decision, lease store.Lease) (
 		claimed = n == 1
 		return err
 	})
+	var ce *store.ConflictError
+	if errors.As(err, &ce) {
+		return false, err
+	}
 	if err != nil {
 		return false, fmt.Errorf("%s call %s of run %s: %w", d.Action, d.CallID, d.RunID, err)
 	}
@@ -199,8 +203,8 @@ func conflict(ctx context.Context, tx *sql.Tx, runID, callID string) error {
 		return err
 	}
 	var at int64
-	err = tx.QueryRowContext(ctx, `SELECT by_name, at FROM decisions WHERE run_id = ? AND call_id = ? ORDER BY id DESC LIMIT 1`,
-		runID, callID).Scan(&e.By, &at)
+	err = tx.QueryRowContext(ctx, `SELECT action, by_name, at FROM decisions WHERE run_id = ? AND call_id = ? ORDER BY id DESC LIMIT 1`,
+		runID, callID).Scan(&e.Action, &e.By, &at)
 	if err == nil {
 		e.At = fromMS(at)
 	} else if !errors.Is(err, sql.ErrNoRows) {

@@ -49,7 +49,7 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+		return nil, &store.NotFoundError{What: "no run " + id}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
@@ -78,7 +78,7 @@ func (s *DB) ResolveID(ctx context.Context, prefix string) (string, error) {
 	}
 	switch len(ids) {
 	case 0:
-		return "", fmt.Errorf("no run id starts with %q: %w", prefix, store.ErrNotFound)
+		return "", &store.NotFoundError{What: fmt.Sprintf("no run id starts with %q", prefix)}
 	case 1:
 		return ids[0], nil
 	}
@@ -124,7 +124,7 @@ func (s *DB) Spec(ctx context.Context, hash string) ([]byte, error) {
 	var body []byte
 	err := s.db.QueryRowContext(ctx, `SELECT body FROM specs WHERE hash = ?`, hash).Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("spec %s: %w", hash, store.ErrNotFound)
+		return nil, &store.NotFoundError{What: "no spec snapshot " + hash}
 	}
 	return body, err
 }

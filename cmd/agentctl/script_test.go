@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agentctl": func() { os.Exit(Main()) },
+		// appendline FILE TEXT appends a line to FILE: exec tools in
+		// scenarios use it to leave a countable trace of each execution.
+		// It prints "appended TEXT".
+		"appendline": func() {
+			if len(os.Args) != 3 {
+				fmt.Fprintln(os.Stderr, "usage: appendline FILE TEXT")
+				os.Exit(2)
+			}
+			f, err := os.OpenFile(os.Args[1], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err == nil {
+				_, err = fmt.Fprintln(f, os.Args[2])
+				err = errors.Join(err, f.Close())
+			}
+			if err == nil {
+				fmt.Printf("appended %s\n", os.Args[2])
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		},
+	})
+}
+
+// TestScripts runs the scenarios in testdata/scripts. Each gets a fresh
+// database ($AGENTCTL_DB in its work directory) and $EXAMPLES, the
+// examples/agents directory. Besides the standard commands, scripts have:
+//
+//	exits N PROG [ARGS...]  run PROG like exec and require exit code N
+//	capture NAME REGEXP     set $NAME to REGEXP's first group in the last stdout
+func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs("../../examples/agents")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 "../../testdata/scripts",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("AGENTCTL_DB", filepath.Join(env.WorkDir, "agentctl.db"))
+			env.Setenv("EXAMPLES", examples)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"capture": capture,
+			"exits":   exits,
+		},
+	})
+}
+
+func capture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: capture NAME REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	m := re.FindStringSubmatch(ts.ReadFile("stdout"))
+	if len(m) < 2 {
+		ts.Fatalf("capture: no match for %q in stdout", args[1])
+	}
+	ts.Setenv(args[0], m[1])
+}
+
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
