@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -35,7 +36,12 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if d.CallID == "" {
 		switch len(calls) {
 		case 0:
-			return nil, conflictf("run %s is %s and has no call waiting for a decision", r.ID, r.Status)
+			msg := fmt.Sprintf("run %s is %s and has no call waiting for a decision", r.ID, r.Status)
+			if ds, err := e.store.Decisions(ctx, r.ID); err == nil && len(ds) > 0 {
+				last := ds[len(ds)-1]
+				msg += fmt.Sprintf("; call %s was already %sd by %s at %s", last.CallID, last.Action, last.By, last.At.Format(time.RFC3339))
+			}
+			return nil, conflictf("%s", msg)
 		case 1:
 			d.CallID = calls[0].ID
 		default:

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,18 @@ type ref struct {
 	name string
 }
 
+// validName matches model, tool and agent names: what model APIs accept
+// as function names.
+var validName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
 func (d *decoder) file(f *file) {
+	for _, section := range []string{"models", "tools", "agents"} {
+		for k := range pairs(field(f.root, section)) {
+			if !validName.MatchString(k.Value) {
+				d.errs.add(f.pos(k), "%s.%s: invalid name: use letters, digits, '_' and '-', starting with a letter (at most 64)", section, k.Value)
+			}
+		}
+	}
 	for k, v := range pairs(field(f.root, "models")) {
 		m := d.model(f, k, v)
 		if prev, ok := d.spec.Models[m.Name]; ok {
@@ -65,13 +77,16 @@ func (d *decoder) model(f *file, k, v *yaml.Node) *Model {
 		Model:    str(field(v, "model")),
 		BaseURL:  str(field(v, "baseURL")),
 	}
-	if n := field(v, "apiKey"); n != nil {
+	if v.Kind != yaml.MappingNode {
+		return m // the schema reports it
+	}
+	if n := scalar(field(v, "apiKey")); n != nil {
 		m.APIKey = d.template(f, n, modelVars)
 	}
-	turns := field(v, "turns")
+	turns := items(field(v, "turns"))
 	switch m.Provider {
 	case ProviderScripted:
-		if turns == nil || len(turns.Content) == 0 {
+		if len(turns) == 0 && field(v, "turns") == nil {
 			d.errs.add(m.Pos, "model %q: a scripted model needs turns", m.Name)
 		}
 		for _, key := range []string{"model", "baseURL", "apiKey"} {
@@ -83,37 +98,35 @@ func (d *decoder) model(f *file, k, v *yaml.Node) *Model {
 		if m.Model == "" {
 			d.errs.add(m.Pos, "model %q: provider openai needs model (the provider's model name)", m.Name)
 		}
-		if turns != nil {
+		if field(v, "turns") != nil {
 			d.errs.add(f.pos(keyNode(v, "turns")), "models.%s.turns: only provider scripted has turns", m.Name)
 		}
 	}
-	if turns != nil {
-		for _, tn := range turns.Content {
-			m.Turns = append(m.Turns, d.turn(f, deref(tn)))
-		}
+	for _, tn := range turns {
+		m.Turns = append(m.Turns, d.turn(f, tn))
 	}
 	return m
 }
 
 func (d *decoder) turn(f *file, n *yaml.Node) *Turn {
 	t := &Turn{Pos: f.pos(n)}
+	if n.Kind != yaml.MappingNode {
+		return t // the schema reports it
+	}
 	text, calls := field(n, "text"), field(n, "toolCalls")
 	if (text == nil) == (calls == nil) {
 		d.errs.add(t.Pos, "a turn has either text or toolCalls")
 	}
-	if text != nil {
+	if text = scalar(text); text != nil {
 		t.Text = d.template(f, text, turnVars)
 	}
-	if calls != nil {
-		for _, cn := range calls.Content {
-			cn = deref(cn)
-			c := &ScriptedCall{Pos: f.pos(cn), Tool: str(field(cn, "tool"))}
-			if an := field(cn, "args"); an != nil {
-				c.Args, _ = f.value(an, d.errs).(map[string]any)
-			}
-			d.refs = append(d.refs, ref{pos: f.pos(field(cn, "tool")), kind: "tool", name: c.Tool})
-			t.ToolCalls = append(t.ToolCalls, c)
+	for _, cn := range items(calls) {
+		c := &ScriptedCall{Pos: f.pos(cn), Tool: str(field(cn, "tool"))}
+		if an := field(cn, "args"); an != nil {
+			c.Args, _ = f.value(an, d.errs).(map[string]any)
 		}
+		d.ref(f, field(cn, "tool"), "tool")
+		t.ToolCalls = append(t.ToolCalls, c)
 	}
 	return t
 }
@@ -127,14 +140,20 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 		RequireApproval: boolean(field(v, "requireApproval")),
 		Input:           map[string]any{"type": "object"},
 	}
-	if n := field(v, "input"); n != nil {
-		t.Input, _ = f.value(n, d.errs).(map[string]any)
-		if typ, ok := t.Input["type"]; ok && typ != "object" {
+	if v.Kind != yaml.MappingNode {
+		return t // the schema reports it
+	}
+	n := field(v, "input")
+	if n == nil {
+		// the default: any object
+	} else if in, ok := f.value(n, d.errs).(map[string]any); ok {
+		t.Input = in
+		if typ, ok := in["type"]; ok && typ != "object" {
 			d.errs.add(f.pos(field(n, "type")), "tools.%s.input.type: tool arguments are an object; want type: object", t.Name)
 		}
+	}
+	if n == nil || n.Kind == yaml.MappingNode {
 		t.InputSchema = d.schema(f, n, "tools/"+t.Name+"/input", t.Input)
-	} else {
-		t.InputSchema = d.schema(f, v, "tools/"+t.Name+"/input", t.Input)
 	}
 	exec, out := field(v, "exec"), field(v, "output")
 	switch {
@@ -143,19 +162,21 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 	case exec != nil && out != nil:
 		d.errs.add(t.Pos, "tool %q has two actions: declare exec or output, not both", t.Name)
 	}
-	if out != nil {
+	if out = scalar(out); out != nil {
 		t.Output = d.template(f, out, toolVars)
 	}
 	if exec != nil {
 		t.Exec = &Exec{Dir: str(field(exec, "dir"))}
-		for _, c := range field(exec, "command").Content {
-			t.Exec.Command = append(t.Exec.Command, d.template(f, deref(c), toolVars))
+		for _, c := range items(field(exec, "command")) {
+			if c = scalar(c); c != nil {
+				t.Exec.Command = append(t.Exec.Command, d.template(f, c, toolVars))
+			}
 		}
-		if tn := field(exec, "timeout"); tn != nil {
+		if tn := scalar(field(exec, "timeout")); tn != nil {
 			dur, err := time.ParseDuration(tn.Value)
 			switch {
 			case err != nil:
-				d.errs.add(f.pos(tn), "tools.%s.exec.timeout: %v", t.Name, err)
+				d.errs.add(f.pos(tn), "tools.%s.exec.timeout: invalid duration %q (want e.g. 30s, 5m, 1h30m)", t.Name, tn.Value)
 			case dur <= 0:
 				d.errs.add(f.pos(tn), "tools.%s.exec.timeout: must be positive", t.Name)
 			}
@@ -176,18 +197,26 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 		MaxSteps:            DefaultMaxSteps,
 		RequireToolApproval: boolean(field(v, "requireToolApproval")),
 	}
-	d.refs = append(d.refs, ref{pos: f.pos(field(v, "model")), kind: "model", name: a.Model})
-	if n := field(v, "tools"); n != nil {
-		for _, tn := range n.Content {
-			tn = deref(tn)
+	d.ref(f, field(v, "model"), "model")
+	for _, tn := range items(field(v, "tools")) {
+		if d.ref(f, tn, "tool") {
 			a.Tools = append(a.Tools, tn.Value)
-			d.refs = append(d.refs, ref{pos: f.pos(tn), kind: "tool", name: tn.Value})
 		}
 	}
-	if n := field(v, "maxSteps"); n != nil {
+	if n := scalar(field(v, "maxSteps")); n != nil {
 		a.MaxSteps, _ = strconv.Atoi(n.Value)
 	}
 	return a
+}
+
+// ref records a by-name reference held by scalar n, to check once every
+// file is decoded. It reports whether n is such a scalar.
+func (d *decoder) ref(f *file, n *yaml.Node, kind string) bool {
+	if n = scalar(n); n == nil || n.Tag != "!!str" {
+		return false // missing or of the wrong type: the schema reports it
+	}
+	d.refs = append(d.refs, ref{pos: f.pos(n), kind: kind, name: n.Value})
+	return true
 }
 
 // check resolves references once every file is decoded.
@@ -262,7 +291,7 @@ func (d *decoder) schema(f *file, n *yaml.Node, name string, doc map[string]any)
 }
 
 func str(n *yaml.Node) string {
-	if n == nil {
+	if n = scalar(n); n == nil {
 		return ""
 	}
 	return n.Value
@@ -270,8 +299,8 @@ func str(n *yaml.Node) string {
 
 func boolean(n *yaml.Node) bool {
 	var b bool
-	if n != nil {
-		_ = n.Decode(&b) // the schema already checked the type
+	if n = scalar(n); n != nil {
+		_ = n.Decode(&b) // a wrong type is the schema's to report
 	}
 	return b
 }

@@ -108,9 +108,8 @@ func Load(srcs []Source) (*Spec, error) {
 	if len(files) == 0 && len(errs) == 0 {
 		errs.add(Pos{File: "spec"}, "no spec documents")
 	}
-	if len(errs) > 0 {
-		return nil, errs.sorted()
-	}
+	// Go on after schema errors: the decoder tolerates wrong shapes, so
+	// that problems of meaning are reported in the same pass.
 	s := &Spec{
 		Models:  map[string]*Model{},
 		Tools:   map[string]*Tool{},

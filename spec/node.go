@@ -91,6 +91,9 @@ func (f *file) value(n *yaml.Node, errs *Errors) any {
 // expanded in place so that explicit keys come first.
 func pairs(n *yaml.Node) func(yield func(k, v *yaml.Node) bool) {
 	return func(yield func(k, v *yaml.Node) bool) {
+		if n = deref(n); n == nil || n.Kind != yaml.MappingNode {
+			return
+		}
 		var merged []*yaml.Node
 		explicit := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -111,10 +114,6 @@ func pairs(n *yaml.Node) func(yield func(k, v *yaml.Node) bool) {
 				srcs = m.Content
 			}
 			for _, s := range srcs {
-				s = deref(s)
-				if s.Kind != yaml.MappingNode {
-					continue
-				}
 				for k, v := range pairs(s) {
 					if explicit[k.Value] {
 						continue
@@ -138,9 +137,6 @@ func deref(n *yaml.Node) *yaml.Node {
 
 // field returns the value node of key in mapping n, or nil.
 func field(n *yaml.Node, key string) *yaml.Node {
-	if n = deref(n); n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
 	for k, v := range pairs(n) {
 		if k.Value == key {
 			return deref(v)
@@ -151,9 +147,6 @@ func field(n *yaml.Node, key string) *yaml.Node {
 
 // keyNode returns the key node of key in mapping n, or nil.
 func keyNode(n *yaml.Node, key string) *yaml.Node {
-	if n = deref(n); n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
 	for k := range pairs(n) {
 		if k.Value == key {
 			return k
@@ -196,4 +189,24 @@ func pointer(tokens []string) string {
 		b.WriteString(r.Replace(t))
 	}
 	return b.String()
+}
+
+// items returns the elements of a sequence node, or nil for anything else.
+func items(n *yaml.Node) []*yaml.Node {
+	if n = deref(n); n == nil || n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	out := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		out[i] = deref(c)
+	}
+	return out
+}
+
+// scalar returns n when it is a scalar node, else nil.
+func scalar(n *yaml.Node) *yaml.Node {
+	if n = deref(n); n == nil || n.Kind != yaml.ScalarNode {
+		return nil
+	}
+	return n
 }

@@ -61,13 +61,23 @@ func Violations(ve *jsonschema.ValidationError) []Violation {
 	var out []Violation
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if k, ok := e.ErrorKind.(*kind.PropertyNames); ok {
-			out = append(out, Violation{Path: e.InstanceLocation, Key: k.Property,
-				Msg: "invalid name: use letters, digits, '_' and '-', starting with a letter (at most 64)"})
-			return
-		}
 		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
+			causes := e.Causes
+			switch e.ErrorKind.(type) {
+			case *kind.AnyOf, *kind.OneOf:
+				// A value of the right type for one branch and the wrong
+				// type for another: the type mismatch is noise.
+				var typed []*jsonschema.ValidationError
+				for _, c := range causes {
+					if _, ok := c.ErrorKind.(*kind.Type); !ok {
+						typed = append(typed, c)
+					}
+				}
+				if len(typed) > 0 {
+					causes = typed
+				}
+			}
+			for _, c := range causes {
 				walk(c)
 			}
 			return
