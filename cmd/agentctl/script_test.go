@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"

@@ -1,0 +1,41 @@
+# agentctl: make demo runs the example agent end to end; make test runs
+# every check CI runs.
+
+GO      ?= go
+BIN     := bin/agentctl
+DEMO_DB := $(CURDIR)/bin/demo.db
+
+.PHONY: build test bench demo clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/agentctl
+
+# gofmt check, vet, then every test (testscript scenarios included) under
+# the race detector.
+test:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -race ./...
+
+# Benchmarks: cold `agentctl approve` against a SQLite floor program, and
+# run-to-suspension in process.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 25x ./cmd/agentctl/
+	$(GO) test -run '^$$' -bench . ./engine/
+
+# The on-call example, offline: run (suspends for approval), then approve
+# from a second process.
+demo: build
+	@rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+	$(BIN) validate examples/agents/oncall.yaml
+	@echo '$$ agentctl run oncall -f examples/agents/oncall.yaml --input "nginx is down in prod"'
+	@$(BIN) --db $(DEMO_DB) run oncall -f examples/agents/oncall.yaml --input "nginx is down in prod"; \
+	code=$$?; echo "(exit $$code: suspended, waiting for a human)"; test $$code -eq 3
+	@id=$$($(BIN) --db $(DEMO_DB) list --status suspended -o json | sed -n 's/.*"runId": "\([0-9A-Z]*\)".*/\1/p' | head -1); \
+	echo "$$ agentctl approve $$id --as alice --reason \"ticket CHG-42\""; \
+	$(BIN) --db $(DEMO_DB) approve $$id --as alice --reason "ticket CHG-42" && \
+	echo "$$ agentctl show $$id" && $(BIN) --db $(DEMO_DB) show $$id
+
+clean:
+	rm -rf bin
