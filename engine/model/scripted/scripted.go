@@ -56,15 +56,15 @@ func (s *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		}
 	}
 	if turn >= len(s.m.Turns) {
-		return nil, fmt.Errorf("model %s (%s): %w: the run needs turn %d, %d declared",
-			s.m.Name, s.m.Pos, ErrExhausted, turn+1, len(s.m.Turns))
+		return nil, fmt.Errorf("%w: the run needs turn %d, and %s declares %d",
+			ErrExhausted, turn+1, s.m.Pos, len(s.m.Turns))
 	}
 	t := s.m.Turns[turn]
 	choice := &llms.ContentChoice{StopReason: "stop"}
 	if t.Text != nil {
 		out, err := t.Text.Render(tmpl.Env{"input": input, "results": results})
 		if err != nil {
-			return nil, fmt.Errorf("model %s turn %d (%s): %w", s.m.Name, turn+1, t.Pos, err)
+			return nil, fmt.Errorf("turn %d (%s): %w", turn+1, t.Pos, err)
 		}
 		choice.Content = out
 	}
@@ -75,7 +75,7 @@ func (s *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		}
 		b, err := json.Marshal(args)
 		if err != nil {
-			return nil, fmt.Errorf("model %s turn %d (%s): %w", s.m.Name, turn+1, c.Pos, err)
+			return nil, fmt.Errorf("turn %d (%s): %w", turn+1, c.Pos, err)
 		}
 		calls++
 		choice.ToolCalls = append(choice.ToolCalls, llms.ToolCall{
