@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -20,6 +21,7 @@ type decoder struct {
 	spec     *Spec
 	errs     *Errors
 	compiler *jsonschema.Compiler
+	schemas  int // schemas compiled, for unique resource names
 	refs     []ref
 }
 
@@ -263,7 +265,8 @@ func (d *decoder) schema(f *file, n *yaml.Node, name string, doc map[string]any)
 	if d.compiler == nil {
 		d.compiler = jsonschema.NewCompiler()
 	}
-	url := "mem:///" + name
+	d.schemas++
+	url := fmt.Sprintf("mem:///%d/%s", d.schemas, name)
 	if err := d.compiler.AddResource(url, doc); err != nil {
 		d.errs.add(f.pos(n), "invalid JSON Schema: %v", err)
 		return nil

@@ -99,7 +99,7 @@ func Load(srcs []Source) (*Spec, error) {
 				errs = append(errs, yamlError(src.Name, err))
 				break
 			}
-			f := &file{name: src.Name, root: deref(doc.Content[0])}
+			f := &file{name: src.Name, root: deref(doc.Content[0]), budget: maxNodes}
 			v := f.value(&doc, &errs)
 			validateSchema(f, sch, v, &errs)
 			files = append(files, f)

@@ -12,7 +12,14 @@ import (
 type file struct {
 	name string
 	root *yaml.Node // the document's top mapping (or whatever it holds)
+
+	expanding map[*yaml.Node]bool // aliases being expanded, to catch cycles
+	budget    int                 // nodes value may still visit
 }
+
+// maxNodes bounds the nodes one document may expand to, aliases
+// included, against alias bombs.
+const maxNodes = 1 << 20
 
 func (f *file) pos(n *yaml.Node) Pos {
 	if n == nil {
@@ -25,6 +32,12 @@ func (f *file) pos(n *yaml.Node) Pos {
 // string, json.Number, bool, nil), resolving aliases and merge keys. It
 // reports non-string keys and duplicate keys.
 func (f *file) value(n *yaml.Node, errs *Errors) any {
+	if f.budget--; f.budget == 0 {
+		errs.add(f.pos(n), "document too large: more than %d values once aliases are expanded", maxNodes)
+	}
+	if f.budget <= 0 {
+		return nil
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -32,6 +45,15 @@ func (f *file) value(n *yaml.Node, errs *Errors) any {
 		}
 		return f.value(n.Content[0], errs)
 	case yaml.AliasNode:
+		if f.expanding[n.Alias] {
+			errs.add(f.pos(n), "alias *%s refers to itself", n.Value)
+			return nil
+		}
+		if f.expanding == nil {
+			f.expanding = map[*yaml.Node]bool{}
+		}
+		f.expanding[n.Alias] = true
+		defer delete(f.expanding, n.Alias)
 		return f.value(n.Alias, errs)
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))

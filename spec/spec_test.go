@@ -1,0 +1,211 @@
+package spec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every shipped example must load cleanly against the embedded schema.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../examples/agents/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	for _, f := range files {
+		if _, err := LoadFiles(f); err != nil {
+			t.Errorf("%s:\n%v", f, err)
+		}
+	}
+}
+
+func load(t *testing.T, files ...string) (*Spec, error) {
+	t.Helper()
+	var srcs []Source
+	for i := 0; i+1 < len(files); i += 2 {
+		srcs = append(srcs, Source{Name: files[i], Data: []byte(files[i+1])})
+	}
+	return Load(srcs)
+}
+
+func errorLines(t *testing.T, err error) []string {
+	t.Helper()
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("want spec.Errors, got %v", err)
+	}
+	return strings.Split(es.Error(), "\n")
+}
+
+func TestLoad(t *testing.T) {
+	s, err := load(t, "a.yaml", `
+version: 1
+models:
+  m: {provider: scripted, turns: [{text: hi}, {toolCalls: [{tool: t, args: {n: 1}}]}]}
+tools:
+  t:
+    description: a tool
+    input: {type: object, properties: {n: {type: integer}}}
+    exec: {command: [echo, "${{ input.n }}"], timeout: 2s}
+    requireApproval: true
+agents:
+  a: {model: m, tools: [t], maxSteps: 3, requireToolApproval: true, instructions: be brief}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, tl, m := s.Agents["a"], s.Tools["t"], s.Models["m"]
+	if a.MaxSteps != 3 || !a.RequireToolApproval || a.Instructions != "be brief" || a.Tools[0] != "t" {
+		t.Errorf("agent: %+v", a)
+	}
+	if !tl.RequireApproval || tl.Exec.Timeout.Seconds() != 2 || len(tl.Exec.Command) != 2 || tl.InputSchema == nil {
+		t.Errorf("tool: %+v", tl)
+	}
+	if err := tl.InputSchema.Validate(map[string]any{"n": "x"}); err == nil {
+		t.Error("input schema accepts a string for an integer")
+	}
+	if len(m.Turns) != 2 || m.Turns[1].ToolCalls[0].Args["n"] == nil {
+		t.Errorf("model: %+v", m)
+	}
+	if tl.Pos.String() != "a.yaml:6:3" {
+		t.Errorf("tool position %s, want a.yaml:6:3", tl.Pos)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	s, err := load(t, "a.yaml", `
+version: 1
+models: {m: {provider: scripted, turns: [{text: hi}]}}
+tools: {t: {output: ok}}
+agents: {a: {model: m}}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Agents["a"].MaxSteps; got != DefaultMaxSteps {
+		t.Errorf("maxSteps %d, want %d", got, DefaultMaxSteps)
+	}
+	if s.Tools["t"].Input["type"] != "object" {
+		t.Errorf("default input schema %v, want any object", s.Tools["t"].Input)
+	}
+}
+
+// Anchors, aliases and merge keys are YAML users' tools for sharing
+// fragments; multi-document files and several files form one spec.
+func TestYAMLFeatures(t *testing.T) {
+	s, err := load(t,
+		"a.yaml", `
+version: 1
+tools:
+  base: &base {input: {type: object}, output: ok, requireApproval: true}
+  derived: {<<: *base, description: derived}
+---
+version: 1
+models: {m: {provider: scripted, turns: [{text: hi}]}}
+`,
+		"b.yaml", `
+version: 1
+agents: {a: {model: m, tools: [base, derived]}}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Tools["derived"]
+	if !d.RequireApproval || d.Description != "derived" || d.Output == nil {
+		t.Errorf("merged tool: %+v", d)
+	}
+}
+
+func TestErrorsAllAtOnce(t *testing.T) {
+	_, err := load(t,
+		"a.yaml", `
+version: 2
+tools:
+  t: {output: "${{ input. }}", bogus: 1}
+agents:
+  a: {model: nope, tools: [t, u]}
+`,
+		"b.yaml", `
+version: 1
+tools:
+  t: {output: again}
+models:
+  m: {provider: scripted, turns: [{text: x}], apiKey: k}
+  o: {provider: openai}
+`)
+	got := errorLines(t, err)
+	want := []string{
+		`a.yaml:2:10: version: value must be 1`,
+		`a.yaml:4:16: expression "input.": unexpected end of expression (column 6)`,
+		`a.yaml:4:32: tools.t.bogus: unknown field`,
+		`a.yaml:6:14: unknown model "nope" (declared: m, o)`,
+		`a.yaml:6:31: unknown tool "u" (declared: t)`,
+		`b.yaml:4:3: tool "t" is already defined at a.yaml:4:3`,
+		`b.yaml:6:47: models.m.apiKey: not used by provider scripted`,
+		`b.yaml:7:3: model "o": provider openai needs model (the provider's model name)`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestYAMLErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"version: 1\ntools:\n  t: {output: a}\n  t: {output: b}\n", `a.yaml:4:3: duplicate key "t"`},
+		{"version: 1\n? [a]\n: b\n", `a.yaml:2:3: keys must be strings`},
+		{"", `spec: no spec documents`},
+		{"- 1\n", `a.yaml:1:1: got array, want object`},
+		{"version: 1\ntools: {t: 5}\n", `a.yaml:2:12: tools.t: got number, want object`},
+		{"version: 1\nx: &a [*a]\n", `a.yaml:2:8: alias *a refers to itself`},
+	} {
+		_, err := load(t, "a.yaml", tc.src)
+		if got := errorLines(t, err); got[0] != tc.want {
+			t.Errorf("%q: got\n%s\nwant first line %s", tc.src, strings.Join(got, "\n"), tc.want)
+		}
+	}
+}
+
+func TestLoadFilesDirectory(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte("version: 1\ntools: {t: {output: ok}}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agents.yml"), []byte("version: 1\nmodels: {m: {provider: scripted, turns: [{text: x}]}}\nagents: {a: {model: m, tools: [t]}}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not yaml {"), 0o644)
+	s, err := LoadFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Sources) != 2 || s.Agents["a"] == nil || s.Tools["t"] == nil {
+		t.Errorf("loaded %d files: %+v", len(s.Sources), s)
+	}
+	if _, err := LoadFiles(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no *.yaml or *.yml files") {
+		t.Errorf("empty directory: %v", err)
+	}
+}
+
+// FuzzLoad: no input makes Load panic, and every rejection carries a
+// position in the file.
+func FuzzLoad(f *testing.F) {
+	seeds, _ := filepath.Glob("../examples/agents/*.yaml")
+	for _, s := range seeds {
+		b, _ := os.ReadFile(s)
+		f.Add(b)
+	}
+	f.Add([]byte("version: 1\ntools: {t: {output: '${{ input.x }}'}}\n"))
+	f.Add([]byte("version: 1\nagents: {a: {model: [1], tools: {x: 1}}}\n"))
+	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("a: &a [1, 2]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Load([]Source{{Name: "f.yaml", Data: data}})
+		var es Errors
+		if err != nil && !errors.As(err, &es) {
+			t.Fatalf("error without positions: %v", err)
+		}
+		for _, e := range es {
+			if e.Pos.File != "f.yaml" && e.Pos.File != "spec" {
+				t.Fatalf("error not placed in the file: %v", e)
+			}
+		}
+	})
+}

@@ -1,0 +1,103 @@
+package tmpl
+
+import (
+	"errors"
+	"testing"
+)
+
+var vars = Vars{"input": map[string]any{}, "results": []any{}}
+
+func TestEval(t *testing.T) {
+	env := Env{"input": map[string]any{"n": 3.0, "s": "nginx", "m": map[string]any{"a": 1}}, "results": []any{"x"}}
+	for _, tc := range []struct {
+		src  string
+		want any
+	}{
+		{"plain text", "plain text"},
+		{"${{ input.n }}", 3.0},                        // one placeholder keeps its type
+		{"${{ input.n + 1 }} items", "4 items"},        // inside text it renders
+		{"${{input.s}}-${{ input.s }}", "nginx-nginx"}, // several
+		{"${{ input.m }}", map[string]any{"a": 1}},     // objects keep their type
+		{"m=${{ input.m }}", `m={"a":1}`},              // and render as JSON in text
+		{"${{ input.missing }}", nil},                  // missing fields are nil
+		{"[${{ input.missing }}]", "[]"},               // and render as nothing
+		{`${{ {"a": "}}"}.a }}`, "}}"},                 // braces and "}}" inside literals
+		{"${{ results[0] + '}' }}", "x}"},              // a lone brace in a string
+		{"${{ input.s == 'nginx' ? 'yes' : 'no' }}", "yes"},
+		{"", ""},
+	} {
+		s, err := Parse(tc.src, vars)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.src, err)
+			continue
+		}
+		got, err := s.Eval(env)
+		if err != nil {
+			t.Errorf("Eval(%q): %v", tc.src, err)
+			continue
+		}
+		if a, b := mustText(t, got), mustText(t, tc.want); a != b {
+			t.Errorf("Eval(%q) = %#v, want %#v", tc.src, got, tc.want)
+		}
+		if _, isString := tc.want.(string); isString {
+			if _, ok := got.(string); !ok {
+				t.Errorf("Eval(%q) = %T, want a string", tc.src, got)
+			}
+		}
+	}
+}
+
+func mustText(t *testing.T, v any) string {
+	t.Helper()
+	s, err := Text(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		src    string
+		offset int
+		msg    string
+	}{
+		{"abc ${{ input.x", 4, `unterminated "${{": missing "}}"`},
+		{"${{ }}", 0, `empty "${{ }}"`},
+		{"ok ${{ input.x }} ${{ nope }}", 18, `expression "nope": unknown name nope (column 1)`},
+		{"${{ input + }}", 0, `expression "input +": unexpected token EOF (column 7)`},
+		{"${{ env.HOME }}", 0, `expression "env.HOME": unknown name env (column 1)`},
+	} {
+		_, err := Parse(tc.src, vars)
+		var te *Error
+		if !errors.As(err, &te) {
+			t.Errorf("Parse(%q) = %v, want an *Error", tc.src, err)
+			continue
+		}
+		if te.Offset != tc.offset || te.Error() != tc.msg {
+			t.Errorf("Parse(%q): offset %d, %q; want offset %d, %q", tc.src, te.Offset, te.Error(), tc.offset, tc.msg)
+		}
+	}
+}
+
+func TestRuntimeError(t *testing.T) {
+	s, err := Parse("${{ input.n + 1 }}", vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Render(Env{"input": map[string]any{"n": "text"}}); err == nil {
+		t.Fatal("adding a number to a string: want an error")
+	}
+}
+
+func TestLiteral(t *testing.T) {
+	for src, want := range map[string]bool{"a": true, "": true, "${{ input }}": false, "a ${{ 1 }}": false} {
+		s, err := Parse(src, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Literal() != want {
+			t.Errorf("Literal(%q) = %v, want %v", src, !want, want)
+		}
+	}
+}
