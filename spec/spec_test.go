@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -161,8 +162,8 @@ func TestYAMLErrors(t *testing.T) {
 		{"version: 1\nx: &a [*a]\n", `a.yaml:2:8: alias *a refers to itself`},
 	} {
 		_, err := load(t, "a.yaml", tc.src)
-		if got := errorLines(t, err); got[0] != tc.want {
-			t.Errorf("%q: got\n%s\nwant first line %s", tc.src, strings.Join(got, "\n"), tc.want)
+		if got := errorLines(t, err); !slices.Contains(got, tc.want) {
+			t.Errorf("%q: got\n%s\nwant a line %s", tc.src, strings.Join(got, "\n"), tc.want)
 		}
 	}
 }
