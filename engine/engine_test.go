@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/spec"
+)
+
+const oncall = `
+version: 1
+models:
+  script:
+    provider: scripted
+    turns:
+      - toolCalls:
+          - {tool: check, args: {service: nginx}}
+          - {tool: restart, args: {service: nginx}}
+          - {tool: restart, args: {service: db}}
+      - text: "${{ join(results, ' | ') }}"
+tools:
+  check:
+    input: {type: object, properties: {service: {type: string}}, required: [service]}
+    output: "${{ input.service }} is down"
+  restart:
+    input: {type: object, properties: {service: {type: string}}, required: [service]}
+    output: "restarted ${{ input.service }}"
+    requireApproval: true
+agents:
+  oncall: {model: script, tools: [check, restart], instructions: be careful}
+`
+
+func compile(t testing.TB, src string) *Graph {
+	t.Helper()
+	s, err := spec.Load([]spec.Source{{Name: "spec.yaml", Data: []byte(src)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Compile(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func openDB(t testing.TB) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestApproveAndDecline(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	e := New(db, Config{})
+	v, err := e.Start(ctx, compile(t, oncall), StartOptions{Agent: "oncall", Input: "nginx and db are down"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != store.Suspended || len(v.Pending) != 2 || v.Pending[0].CallID != "call_2" || v.Pending[1].CallID != "call_3" {
+		t.Fatalf("after start: %+v", v)
+	}
+	// Another engine (process) decides, on a fresh compile of the snapshot.
+	other := New(db, Config{})
+	v, err = other.Decide(ctx, Decision{RunID: v.RunID, CallID: "call_3", Action: store.Decline, OSUser: "bob", Reason: "db is fine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != store.Suspended || len(v.Pending) != 1 {
+		t.Fatalf("after one decision: %+v", v)
+	}
+	v, err = other.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, By: "alice", OSUser: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "nginx is down | restarted nginx | The tool call was declined by a human (bob) and was not executed. " +
+		"Reason: db is fine. Do not retry this call unless the user asks you to."
+	if v.Status != store.Completed || v.Output != want {
+		t.Fatalf("final: %s %q\nwant output %q", v.Status, v.Output, want)
+	}
+	d, err := e.Detail(ctx, v.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := ""
+	for _, c := range d.Calls {
+		statuses += string(c.Status) + " "
+	}
+	if statuses != "succeeded succeeded declined " {
+		t.Errorf("call statuses: %s", statuses)
+	}
+	if len(d.Decisions) != 2 || d.Decisions[0].By != "bob" || d.Decisions[1].By != "alice" || d.Decisions[1].OSUser != "root" {
+		t.Errorf("decisions: %+v", d.Decisions)
+	}
+}
+
+func TestDecideErrors(t *testing.T) {
+	ctx := context.Background()
+	e := New(openDB(t), Config{})
+	v, err := e.Start(ctx, compile(t, oncall), StartOptions{Agent: "oncall", Input: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve})
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "call_2 (restart), call_3 (restart)") {
+		t.Errorf("ambiguous decision: %v", err)
+	}
+	_, err = e.Decide(ctx, Decision{RunID: v.RunID, CallID: "call_1", Action: store.Approve})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Errorf("deciding a call that needed no decision: %v, want ErrConflict", err)
+	}
+	if _, err := e.Start(ctx, compile(t, oncall), StartOptions{Agent: "nobody", Input: "x"}); !errors.Is(err, ErrUsage) {
+		t.Errorf("unknown agent: %v, want ErrUsage", err)
+	}
+}
+
+// racyStore lets a test act at the moment the engine is about to
+// suspend a run: the window in which another process's decision lands.
+type racyStore struct {
+	store.Store
+	beforeSuspend func()
+}
+
+func (s *racyStore) Suspend(ctx context.Context, l store.Lease, id string) error {
+	if f := s.beforeSuspend; f != nil {
+		s.beforeSuspend = nil
+		f()
+	}
+	return s.Store.Suspend(ctx, l, id)
+}
+
+// A decision that lands while another process advances the run is not
+// lost: the decider records it and leaves the run to its holder, who sees
+// it instead of suspending.
+func TestDecisionWhileAnotherProcessAdvances(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	g := compile(t, oncall)
+	v, err := New(db, Config{}).Start(ctx, g, StartOptions{Agent: "oncall", Input: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &racyStore{Store: db}
+	holder, other := New(rs, Config{}), New(db, Config{})
+	var during *RunView
+	rs.beforeSuspend = func() {
+		// holder has approved and executed call_2 and still holds the run.
+		during, err = other.Decide(ctx, Decision{RunID: v.RunID, CallID: "call_3", Action: store.Approve, OSUser: "bob"})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	final, err := holder.Decide(ctx, Decision{RunID: v.RunID, CallID: "call_2", Action: store.Approve, OSUser: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during == nil || during.Status != store.Running {
+		t.Errorf("the second decider saw %+v, want the run running in the holder's hands", during)
+	}
+	if final.Status != store.Completed || final.Output != "nginx is down | restarted nginx | restarted db" {
+		t.Errorf("final: %s %q", final.Status, final.Output)
+	}
+}
+
+func TestRequireApproval(t *testing.T) {
+	ctx := context.Background()
+	e := New(openDB(t), Config{})
+	v, err := e.Start(ctx, compile(t, oncall), StartOptions{Agent: "oncall", Input: "x", RequireApproval: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Pending) != 3 {
+		t.Fatalf("with RequireApproval every call waits: %d pending", len(v.Pending))
+	}
+}
