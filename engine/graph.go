@@ -111,7 +111,7 @@ func LoadSnapshot(snap []byte, models model.Registry) (*Graph, error) {
 	if err := json.Unmarshal(snap, &srcs); err != nil {
 		return nil, fmt.Errorf("spec snapshot: %w", err)
 	}
-	s, err := spec.Load(srcs)
+	s, err := spec.Reload(srcs)
 	if err != nil {
 		return nil, fmt.Errorf("spec snapshot: %w", err)
 	}

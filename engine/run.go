@@ -217,10 +217,7 @@ func decodeArgs(s string) (map[string]any, error) {
 // validateArgs checks arguments against a tool's input schema and lists
 // every violation as "pointer: message".
 func validateArgs(t *spec.Tool, args map[string]any) error {
-	if t.InputSchema == nil {
-		return nil
-	}
-	return describeSchemaError(t.InputSchema.Validate(args))
+	return describeSchemaError(t.ValidateInput(args))
 }
 
 // execute runs one approved call. The call is marked executing, durably,

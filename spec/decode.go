@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -20,6 +21,7 @@ import (
 type decoder struct {
 	spec     *Spec
 	errs     *Errors
+	trusted  bool // decoding a snapshot Load accepted before: see Reload
 	compiler *jsonschema.Compiler
 	schemas  int // schemas compiled, for unique resource names
 	refs     []ref
@@ -154,8 +156,14 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 			d.errs.add(f.pos(field(n, "type")), "tools.%s.input.type: tool arguments are an object; want type: object", t.Name)
 		}
 	}
-	if n == nil || n.Kind == yaml.MappingNode {
-		t.InputSchema = d.schema(f, n, "tools/"+t.Name+"/input", t.Input)
+	switch {
+	case d.trusted:
+		in := t.Input
+		t.schema = sync.OnceValues(func() (*jsonschema.Schema, error) { return compileSchema(in) })
+	case n == nil || n.Kind == yaml.MappingNode:
+		if sch := d.schema(f, n, "tools/"+t.Name+"/input", t.Input); sch != nil {
+			t.schema = func() (*jsonschema.Schema, error) { return sch, nil }
+		}
 	}
 	exec, out := field(v, "exec"), field(v, "output")
 	switch {
@@ -291,6 +299,15 @@ func (d *decoder) schema(f *file, n *yaml.Node, name string, doc map[string]any)
 	}
 	d.errs.add(f.pos(n), "invalid JSON Schema: %s", strings.ReplaceAll(err.Error(), url, name))
 	return nil
+}
+
+// compileSchema compiles a JSON Schema on its own.
+func compileSchema(doc map[string]any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem:///input", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("mem:///input")
 }
 
 func str(n *yaml.Node) string {

@@ -77,10 +77,20 @@ func LoadFiles(paths ...string) (*Spec, error) {
 
 // Load parses and checks a spec made of the given files. When the spec is
 // invalid the error is an Errors holding every problem found.
-func Load(srcs []Source) (*Spec, error) {
-	sch, err := specSchema()
-	if err != nil {
-		return nil, fmt.Errorf("spec schema: %w", err)
+func Load(srcs []Source) (*Spec, error) { return load(srcs, false) }
+
+// Reload loads a spec that Load accepted before, such as a run's snapshot,
+// faster: it skips the schema check and compiles tool input schemas on
+// first use. It still reports every problem it meets.
+func Reload(srcs []Source) (*Spec, error) { return load(srcs, true) }
+
+func load(srcs []Source, trusted bool) (*Spec, error) {
+	var sch *jsonschema.Schema
+	if !trusted {
+		var err error
+		if sch, err = specSchema(); err != nil {
+			return nil, fmt.Errorf("spec schema: %w", err)
+		}
 	}
 	var errs Errors
 	var files []*file
@@ -100,8 +110,9 @@ func Load(srcs []Source) (*Spec, error) {
 				break
 			}
 			f := &file{name: src.Name, root: deref(doc.Content[0]), budget: maxNodes}
-			v := f.value(&doc, &errs)
-			validateSchema(f, sch, v, &errs)
+			if sch != nil {
+				validateSchema(f, sch, f.value(&doc, &errs), &errs)
+			}
 			files = append(files, f)
 		}
 	}
@@ -116,7 +127,7 @@ func Load(srcs []Source) (*Spec, error) {
 		Agents:  map[string]*Agent{},
 		Sources: srcs,
 	}
-	d := &decoder{spec: s, errs: &errs}
+	d := &decoder{spec: s, errs: &errs, trusted: trusted}
 	for _, f := range files {
 		d.file(f)
 	}

@@ -5,6 +5,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -62,11 +63,25 @@ type Tool struct {
 	Name            string
 	Pos             Pos
 	Description     string
-	Input           map[string]any     // JSON Schema of the arguments, as written
-	InputSchema     *jsonschema.Schema // Input, compiled
-	Exec            *Exec              // the action: Exec or Output
-	Output          *tmpl.String       // over input
+	Input           map[string]any // JSON Schema of the arguments, as written
+	Exec            *Exec          // the action: Exec or Output
+	Output          *tmpl.String   // over input
 	RequireApproval bool
+
+	schema func() (*jsonschema.Schema, error) // Input, compiled (on first use after Reload)
+}
+
+// ValidateInput checks arguments against the tool's input schema. The
+// error is a *jsonschema.ValidationError when the arguments are invalid.
+func (t *Tool) ValidateInput(args map[string]any) error {
+	if t.schema == nil {
+		return nil
+	}
+	sch, err := t.schema()
+	if err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	return sch.Validate(args)
 }
 
 // Exec runs a command without a shell.

@@ -22,7 +22,7 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-func load(t *testing.T, files ...string) (*Spec, error) {
+func loadSrc(t *testing.T, files ...string) (*Spec, error) {
 	t.Helper()
 	var srcs []Source
 	for i := 0; i+1 < len(files); i += 2 {
@@ -41,7 +41,7 @@ func errorLines(t *testing.T, err error) []string {
 }
 
 func TestLoad(t *testing.T) {
-	s, err := load(t, "a.yaml", `
+	s, err := loadSrc(t, "a.yaml", `
 version: 1
 models:
   m: {provider: scripted, turns: [{text: hi}, {toolCalls: [{tool: t, args: {n: 1}}]}]}
@@ -61,11 +61,22 @@ agents:
 	if a.MaxSteps != 3 || !a.RequireToolApproval || a.Instructions != "be brief" || a.Tools[0] != "t" {
 		t.Errorf("agent: %+v", a)
 	}
-	if !tl.RequireApproval || tl.Exec.Timeout.Seconds() != 2 || len(tl.Exec.Command) != 2 || tl.InputSchema == nil {
+	if !tl.RequireApproval || tl.Exec.Timeout.Seconds() != 2 || len(tl.Exec.Command) != 2 {
 		t.Errorf("tool: %+v", tl)
 	}
-	if err := tl.InputSchema.Validate(map[string]any{"n": "x"}); err == nil {
+	if err := tl.ValidateInput(map[string]any{"n": "x"}); err == nil {
 		t.Error("input schema accepts a string for an integer")
+	}
+	// A reload compiles the schema on first use, to the same effect.
+	r, err := Reload(s.Sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Tools["t"].ValidateInput(map[string]any{"n": "x"}); err == nil {
+		t.Error("reloaded input schema accepts a string for an integer")
+	}
+	if err := r.Tools["t"].ValidateInput(map[string]any{"n": 1}); err != nil {
+		t.Errorf("reloaded input schema rejects valid input: %v", err)
 	}
 	if len(m.Turns) != 2 || m.Turns[1].ToolCalls[0].Args["n"] == nil {
 		t.Errorf("model: %+v", m)
@@ -76,7 +87,7 @@ agents:
 }
 
 func TestDefaults(t *testing.T) {
-	s, err := load(t, "a.yaml", `
+	s, err := loadSrc(t, "a.yaml", `
 version: 1
 models: {m: {provider: scripted, turns: [{text: hi}]}}
 tools: {t: {output: ok}}
@@ -96,7 +107,7 @@ agents: {a: {model: m}}
 // Anchors, aliases and merge keys are YAML users' tools for sharing
 // fragments; multi-document files and several files form one spec.
 func TestYAMLFeatures(t *testing.T) {
-	s, err := load(t,
+	s, err := loadSrc(t,
 		"a.yaml", `
 version: 1
 tools:
@@ -120,7 +131,7 @@ agents: {a: {model: m, tools: [base, derived]}}
 }
 
 func TestErrorsAllAtOnce(t *testing.T) {
-	_, err := load(t,
+	_, err := loadSrc(t,
 		"a.yaml", `
 version: 2
 tools:
@@ -161,7 +172,7 @@ func TestYAMLErrors(t *testing.T) {
 		{"version: 1\ntools: {t: 5}\n", `a.yaml:2:12: tools.t: got number, want object`},
 		{"version: 1\nx: &a [*a]\n", `a.yaml:2:8: alias *a refers to itself`},
 	} {
-		_, err := load(t, "a.yaml", tc.src)
+		_, err := loadSrc(t, "a.yaml", tc.src)
 		if got := errorLines(t, err); !slices.Contains(got, tc.want) {
 			t.Errorf("%q: got\n%s\nwant a line %s", tc.src, strings.Join(got, "\n"), tc.want)
 		}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/spec"
+)
+
+// benchSpec is the approve benchmark's agent: a scripted model and a
+// side-effect-free tool that needs approval.
+const benchSpec = `
+version: 1
+models:
+  script:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: restart, args: {env: prod, service: nginx}}]
+      - text: "nginx was restarted: ${{ results[0] }}"
+tools:
+  restart:
+    description: Restart a service.
+    input:
+      type: object
+      properties: {env: {type: string, enum: [staging, prod]}, service: {type: string}}
+      required: [env, service]
+    output: "restarted ${{ input.service }} in ${{ input.env }}"
+    requireApproval: true
+agents:
+  oncall: {model: script, tools: [restart], instructions: You are on call.}
+`
+
+// fillerRuns is how many runs the database already holds.
+const fillerRuns = 10_000
+
+var binaries = sync.OnceValues(func() (dir string, err error) {
+	dir, err = os.MkdirTemp("", "agentctl-bench")
+	if err != nil {
+		return "", err
+	}
+	for pkg, out := range map[string]string{".": "agentctl", "./testdata/floor": "floor"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+})
+
+// benchDB makes a database with fillerRuns completed runs and n
+// suspended runs of benchSpec, and returns its path and the suspended
+// runs' ids.
+func benchDB(b *testing.B, n int) (string, []string) {
+	b.Helper()
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "bench.db")
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s, err := spec.Load([]spec.Source{{Name: "bench.yaml", Data: []byte(benchSpec)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := engine.Compile(s, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := engine.New(db, engine.Config{})
+	ids := make([]string, n)
+	for i := range ids {
+		v, err := e.Start(ctx, g, engine.StartOptions{Agent: "oncall", Input: "nginx is down in prod"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = v.RunID
+	}
+	// Filler: completed runs with one call each, copied from the first run.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	_, err = raw.Exec(`
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO runs (id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at)
+		SELECT printf('00F%023d', i), agent, 'completed', input, 'nginx was restarted', '', spec_hash, 2, state, created_at, updated_at
+		FROM n, (SELECT * FROM runs WHERE id = ?);
+		INSERT INTO calls (run_id, call_id, seq, step, tool, args, status, kind, result, created_at, updated_at)
+		SELECT id, 'call_1', 1, 1, 'restart', '{"env":"prod","service":"nginx"}', 'succeeded', '', 'restarted', created_at, updated_at
+		FROM runs WHERE id LIKE '00F%';`, fillerRuns, ids[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, ids
+}
+
+func timeCmd(b *testing.B, wantExit int, name string, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(name, args...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if code := cmd.ProcessState.ExitCode(); code != wantExit {
+		b.Fatalf("%s %v: exit %d (%v), want %d\n%s", name, args, code, err, wantExit, out)
+	}
+	return d
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkColdApprove times `agentctl approve` from process start to
+// exit (the approval completes the run) against the floor program, run
+// alternately, on a database holding fillerRuns runs. Run it with
+// -benchtime 25x for 25 pairs; it reports both medians and their ratio.
+func BenchmarkColdApprove(b *testing.B) {
+	dir, err := binaries()
+	if err != nil {
+		b.Fatal(err)
+	}
+	path, ids := benchDB(b, b.N)
+	agentctl, floor := filepath.Join(dir, "agentctl"), filepath.Join(dir, "floor")
+	var tA, tF []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tF = append(tF, timeCmd(b, 0, floor, path))
+		tA = append(tA, timeCmd(b, 0, agentctl, "--db", path, "approve", ids[i], "--as", "bench"))
+	}
+	b.StopTimer()
+	a, f := median(tA), median(tF)
+	b.ReportMetric(float64(a.Microseconds())/1000, "approve-ms")
+	b.ReportMetric(float64(f.Microseconds())/1000, "floor-ms")
+	b.ReportMetric(float64(a)/float64(f), "ratio")
+}
+
+// BenchmarkColdRunToSuspension times `agentctl run` from process start
+// to exit 3 (suspended for approval) against the floor program.
+func BenchmarkColdRunToSuspension(b *testing.B) {
+	dir, err := binaries()
+	if err != nil {
+		b.Fatal(err)
+	}
+	path, _ := benchDB(b, 1)
+	specFile := filepath.Join(b.TempDir(), "bench.yaml")
+	if err := os.WriteFile(specFile, []byte(benchSpec), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	agentctl, floor := filepath.Join(dir, "agentctl"), filepath.Join(dir, "floor")
+	var tR, tF []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tF = append(tF, timeCmd(b, 0, floor, path))
+		tR = append(tR, timeCmd(b, 3, agentctl, "--db", path, "run", "oncall", "-f", specFile, "--input", "nginx is down"))
+	}
+	b.StopTimer()
+	r, f := median(tR), median(tF)
+	b.ReportMetric(float64(r.Microseconds())/1000, "run-ms")
+	b.ReportMetric(float64(f.Microseconds())/1000, "floor-ms")
+	b.ReportMetric(float64(r)/float64(f), "ratio")
+}
