@@ -70,16 +70,12 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
-	if claimed {
-		// Reload: the claim changed status and lease.
-		if r, err = e.store.Run(ctx, r.ID); err != nil {
-			return nil, err
-		}
-		if err := e.advance(ctx, g, r); err != nil {
-			return nil, err
-		}
+	if !claimed {
+		// Another process holds the run and will see the decision.
+		return e.Inspect(ctx, r.ID)
 	}
-	return e.Inspect(ctx, r.ID)
+	r.Status = store.Running
+	return e.advance(ctx, g, r)
 }
 
 // declined is the tool result a model receives for a declined call.

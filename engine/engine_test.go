@@ -130,12 +130,12 @@ type racyStore struct {
 	beforeSuspend func()
 }
 
-func (s *racyStore) Suspend(ctx context.Context, l store.Lease, id string) error {
+func (s *racyStore) Suspend(ctx context.Context, l store.Lease, r *store.Run) error {
 	if f := s.beforeSuspend; f != nil {
 		s.beforeSuspend = nil
 		f()
 	}
-	return s.Store.Suspend(ctx, l, id)
+	return s.Store.Suspend(ctx, l, r)
 }
 
 // A decision that lands while another process advances the run is not

@@ -53,15 +53,13 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 	e.mu.Lock()
 	e.graphs[g.hash] = g
 	e.mu.Unlock()
-	if err := e.advance(ctx, g, r); err != nil {
-		return nil, err
-	}
-	return e.Inspect(ctx, r.ID)
+	return e.advance(ctx, g, r)
 }
 
 // advance drives a run this process holds until it completes, fails or
-// waits for a human, checkpointing after every step.
-func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) error {
+// waits for a human, checkpointing after every step, and returns the run
+// as it left it.
+func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
 	stop := e.heartbeat(ctx, r.ID)
 	defer stop()
 	a, ok := g.agents[r.Agent]
@@ -70,26 +68,35 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) error {
 	}
 	st, err := decodeState(r)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	calls, err := e.store.Calls(ctx, r.ID)
+	if err != nil {
+		return nil, err
 	}
 	for {
-		calls, err := e.store.Calls(ctx, r.ID)
-		if err != nil {
-			return err
-		}
+		// The ledger in memory is this process's own writes; other
+		// processes only decide pending calls, which Suspend detects.
 		turn := slices.DeleteFunc(slices.Clone(calls), func(c *store.Call) bool { return c.Step != r.Step })
 		if c := find(turn, store.CallApproved); c != nil {
 			if err := e.execute(ctx, a, r, c); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if find(turn, store.CallPending) != nil {
-			err := e.store.Suspend(ctx, e.lease, r.ID)
+			err := e.store.Suspend(ctx, e.lease, r)
 			if errors.Is(err, store.ErrNotIdle) {
-				continue // a decision arrived while we looked: act on it
+				// A decision arrived while we worked: act on it.
+				if calls, err = e.store.Calls(ctx, r.ID); err != nil {
+					return nil, err
+				}
+				continue
 			}
-			return err
+			if err != nil {
+				return nil, err
+			}
+			return view(r, pending(calls)), nil
 		}
 		if find(turn, store.CallExecuting) != nil {
 			return e.fail(ctx, r, errors.New("a tool call was left executing by a process that stopped; it is not run again"))
@@ -97,13 +104,20 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) error {
 		if r.Step >= a.spec.MaxSteps {
 			return e.fail(ctx, r, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, a.spec.Name, a.spec.MaxSteps))
 		}
-		if err := e.modelTurn(ctx, a, r, st, calls); err != nil {
-			return err
+		newCalls, err := e.modelTurn(ctx, a, r, st, calls)
+		if err != nil {
+			return nil, err
 		}
 		if r.Status.Terminal() {
-			return nil
+			return view(r, nil), nil
 		}
+		calls = append(calls, newCalls...)
 	}
+}
+
+// pending returns the calls waiting for a decision.
+func pending(calls []*store.Call) []*store.Call {
+	return slices.DeleteFunc(slices.Clone(calls), func(c *store.Call) bool { return c.Status != store.CallPending })
 }
 
 func find(calls []*store.Call, s store.CallStatus) *store.Call {
@@ -118,10 +132,11 @@ func find(calls []*store.Call, s store.CallStatus) *store.Call {
 // modelTurn asks the model for its next turn and checkpoints the answer:
 // final text completes the run; tool calls enter the ledger, each through
 // the approval gate.
-func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call) error {
+func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call) ([]*store.Call, error) {
 	llm, err := a.model.build()
 	if err != nil {
-		return e.fail(ctx, r, err)
+		_, err = e.fail(ctx, r, err)
+		return nil, err
 	}
 	var opts []llms.CallOption
 	if len(a.defs) > 0 {
@@ -133,9 +148,10 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err() // interrupted: leave the run as checkpointed
+			return nil, ctx.Err() // interrupted: leave the run as checkpointed
 		}
-		return e.fail(ctx, r, fmt.Errorf("model %s: %w", a.spec.Model, err))
+		_, err = e.fail(ctx, r, fmt.Errorf("model %s: %w", a.spec.Model, err))
+		return nil, err
 	}
 	choice := resp.Choices[0]
 	msg := message{Role: "assistant", Text: choice.Content}
@@ -160,7 +176,7 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 	if len(newCalls) == 0 {
 		r.Status, r.Output = store.Completed, choice.Content
 	}
-	return e.store.Checkpoint(ctx, e.lease, r, newCalls)
+	return newCalls, e.store.Checkpoint(ctx, e.lease, r, newCalls)
 }
 
 // gate validates a model's tool call and decides whether it waits for a
@@ -226,6 +242,7 @@ func (e *Engine) execute(ctx context.Context, a *agentNode, r *store.Run, c *sto
 	if err := e.store.StartCall(ctx, e.lease, r.ID, c.ID); err != nil {
 		return err
 	}
+	c.Status = store.CallExecuting
 	status, content := store.CallSucceeded, ""
 	t := a.tools[c.Tool]
 	var args map[string]any
@@ -243,11 +260,18 @@ func (e *Engine) execute(ctx context.Context, a *agentNode, r *store.Run, c *sto
 		content = res.Content
 	}
 	// The outcome is recorded even if we were interrupted meanwhile.
-	return e.store.FinishCall(context.WithoutCancel(ctx), e.lease, r.ID, c.ID, status, content)
+	if err := e.store.FinishCall(context.WithoutCancel(ctx), e.lease, r.ID, c.ID, status, content); err != nil {
+		return err
+	}
+	c.Status, c.Result = status, content
+	return nil
 }
 
 // fail ends a run with an error.
-func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) error {
+func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) (*RunView, error) {
 	r.Status, r.Error = store.Failed, cause.Error()
-	return e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil)
+	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil); err != nil {
+		return nil, err
+	}
+	return view(r, nil), nil
 }

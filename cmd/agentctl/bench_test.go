@@ -47,8 +47,12 @@ var binaries = sync.OnceValues(func() (dir string, err error) {
 	if err != nil {
 		return "", err
 	}
-	for pkg, out := range map[string]string{".": "agentctl", "./testdata/floor": "floor"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg)
+	for out, args := range map[string][]string{
+		"agentctl":         {"."},
+		"floor":            {"./testdata/floor"},
+		"floor-jsonschema": {"-tags", "jsonschema", "./testdata/floor"},
+	} {
+		cmd := exec.Command("go", append([]string{"build", "-o", filepath.Join(dir, out)}, args...)...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return "", err
@@ -127,25 +131,30 @@ func median(ds []time.Duration) time.Duration {
 // BenchmarkColdApprove times `agentctl approve` from process start to
 // exit (the approval completes the run) against the floor program, run
 // alternately, on a database holding fillerRuns runs. Run it with
-// -benchtime 25x for 25 pairs; it reports both medians and their ratio.
+// -benchtime 25x for 25 triples; it reports the medians and the ratio.
+// A third program, the floor with the JSON Schema library linked
+// (floorjs), shows the share of that library's package init.
 func BenchmarkColdApprove(b *testing.B) {
 	dir, err := binaries()
 	if err != nil {
 		b.Fatal(err)
 	}
 	path, ids := benchDB(b, b.N)
-	agentctl, floor := filepath.Join(dir, "agentctl"), filepath.Join(dir, "floor")
-	var tA, tF []time.Duration
+	agentctl, floor, floorJS := filepath.Join(dir, "agentctl"), filepath.Join(dir, "floor"), filepath.Join(dir, "floor-jsonschema")
+	var tA, tF, tJ []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		tF = append(tF, timeCmd(b, 0, floor, path))
 		tA = append(tA, timeCmd(b, 0, agentctl, "--db", path, "approve", ids[i], "--as", "bench"))
+		tJ = append(tJ, timeCmd(b, 0, floorJS, path))
 	}
 	b.StopTimer()
-	a, f := median(tA), median(tF)
+	a, f, j := median(tA), median(tF), median(tJ)
 	b.ReportMetric(float64(a.Microseconds())/1000, "approve-ms")
 	b.ReportMetric(float64(f.Microseconds())/1000, "floor-ms")
+	b.ReportMetric(float64(j.Microseconds())/1000, "floorjs-ms")
 	b.ReportMetric(float64(a)/float64(f), "ratio")
+	b.ReportMetric(float64(a)/float64(j), "ratio-vs-floorjs")
 }
 
 // BenchmarkColdRunToSuspension times `agentctl run` from process start

@@ -101,5 +101,8 @@ func resolveRun(ctx context.Context, e *engine.Engine, prefix string) (string, e
 	if p == "" || len(p) > 26 || strings.Trim(p, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") != "" {
 		return "", usageErr(fmt.Errorf("invalid run id %q: run ids are 26 characters of 0-9 and A-Z (no I, L, O, U); any unique prefix works", prefix))
 	}
+	if len(p) == 26 {
+		return p, nil // a full id: the command's own lookup reports a missing run
+	}
 	return e.Resolve(ctx, p)
 }

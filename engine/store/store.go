@@ -147,10 +147,11 @@ type Store interface {
 	StartCall(ctx context.Context, lease Lease, runID, callID string) error
 	// FinishCall records an executing call's outcome.
 	FinishCall(ctx context.Context, lease Lease, runID, callID string, status CallStatus, result string) error
-	// Suspend marks the run suspended and releases the lease, provided
-	// the run waits on a pending call and has no approved call to run; it
-	// returns ErrNotIdle otherwise (a decision arrived meanwhile).
-	Suspend(ctx context.Context, lease Lease, runID string) error
+	// Suspend marks the run suspended (in r too) and releases the lease,
+	// provided the run waits on a pending call and has no approved call
+	// to run; it returns ErrNotIdle otherwise (a decision arrived
+	// meanwhile).
+	Suspend(ctx context.Context, lease Lease, r *Run) error
 	// Renew extends the lease on a run.
 	Renew(ctx context.Context, lease Lease, runID string) error
 

@@ -98,44 +98,33 @@ func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, er
 
 // StartCall implements store.Store.
 func (s *DB) StartCall(ctx context.Context, lease store.Lease, runID, callID string) error {
-	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if err := holds(ctx, tx, lease, runID); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = 'executing', updated_at = ?
-			WHERE run_id = ? AND call_id = ? AND status = 'approved'`, ms(now), runID, callID)
-		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
-			return conflict(ctx, tx, runID, callID)
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("start call %s: %w", callID, err)
-	}
-	return nil
+	return s.moveCall(ctx, lease, runID, callID, store.CallApproved, store.CallExecuting, "")
 }
 
 // FinishCall implements store.Store.
 func (s *DB) FinishCall(ctx context.Context, lease store.Lease, runID, callID string, status store.CallStatus, result string) error {
+	return s.moveCall(ctx, lease, runID, callID, store.CallExecuting, status, result)
+}
+
+// moveCall moves a call of a run that lease holds from one status to
+// another, in one conditional update.
+func (s *DB) moveCall(ctx context.Context, lease store.Lease, runID, callID string, from, to store.CallStatus, result string) error {
 	now := s.now()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = ?
+			AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`,
+			to, result, ms(now), runID, callID, from, runID, lease.Owner)
+		if err := one(res, err, store.ErrConflict); !errors.Is(err, store.ErrConflict) {
+			return err
+		}
 		if err := holds(ctx, tx, lease, runID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, updated_at = ?
-			WHERE run_id = ? AND call_id = ? AND status = 'executing'`, status, result, ms(now), runID, callID)
-		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
-			return conflict(ctx, tx, runID, callID)
-		} else if err != nil {
-			return err
-		}
-		return nil
+		return conflict(ctx, tx, runID, callID)
 	})
 	if err != nil {
-		return fmt.Errorf("finish call %s: %w", callID, err)
+		return fmt.Errorf("%s call %s: %w", to, callID, err)
 	}
 	return nil
 }

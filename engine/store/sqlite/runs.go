@@ -162,8 +162,8 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 }
 
 // Suspend implements store.Store.
-func (s *DB) Suspend(ctx context.Context, lease store.Lease, runID string) error {
-	now := s.now()
+func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run) error {
+	runID, now := r.ID, s.now()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var pending, approved int
 		err := tx.QueryRowContext(ctx, `SELECT
@@ -182,6 +182,7 @@ func (s *DB) Suspend(ctx context.Context, lease store.Lease, runID string) error
 	if err != nil {
 		return fmt.Errorf("suspend run %s: %w", runID, err)
 	}
+	r.Status, r.UpdatedAt = store.Suspended, fromMS(ms(now))
 	return nil
 }
 

@@ -104,7 +104,7 @@ func suspended(e *env, s store.Store, id string, n int) *store.Run {
 		st[i] = store.CallPending
 	}
 	r := newRun(e, s, id, lease, st...)
-	if err := s.Suspend(e.ctx, lease, id); err != nil {
+	if err := s.Suspend(e.ctx, lease, r); err != nil {
 		e.t.Fatal(err)
 	}
 	return r
@@ -224,20 +224,20 @@ func testLeaseGuardsWrites(e *env) {
 
 func testSuspend(e *env) {
 	s := e.handle()
-	newRun(e, s, "01A", lease, store.CallSucceeded)
-	if err := s.Suspend(e.ctx, lease, "01A"); !errors.Is(err, store.ErrNotIdle) {
+	a := newRun(e, s, "01A", lease, store.CallSucceeded)
+	if err := s.Suspend(e.ctx, lease, a); !errors.Is(err, store.ErrNotIdle) {
 		e.t.Errorf("Suspend without a pending call: %v, want ErrNotIdle", err)
 	}
-	newRun(e, s, "01B", lease, store.CallPending, store.CallApproved)
-	if err := s.Suspend(e.ctx, lease, "01B"); !errors.Is(err, store.ErrNotIdle) {
+	b := newRun(e, s, "01B", lease, store.CallPending, store.CallApproved)
+	if err := s.Suspend(e.ctx, lease, b); !errors.Is(err, store.ErrNotIdle) {
 		e.t.Errorf("Suspend with an approved call: %v, want ErrNotIdle", err)
 	}
-	newRun(e, s, "01C", lease, store.CallPending, store.CallSucceeded)
-	if err := s.Suspend(e.ctx, lease, "01C"); err != nil {
+	c := newRun(e, s, "01C", lease, store.CallPending, store.CallSucceeded)
+	if err := s.Suspend(e.ctx, lease, c); err != nil {
 		e.t.Fatalf("Suspend: %v", err)
 	}
-	if r, _ := s.Run(e.ctx, "01C"); r.Status != store.Suspended {
-		e.t.Errorf("status %s, want suspended", r.Status)
+	if r, _ := s.Run(e.ctx, "01C"); r.Status != store.Suspended || c.Status != store.Suspended || !r.UpdatedAt.Equal(c.UpdatedAt) {
+		e.t.Errorf("status %s (in memory %s, updated %v and %v), want suspended", r.Status, c.Status, r.UpdatedAt, c.UpdatedAt)
 	}
 	if err := s.Renew(e.ctx, lease, "01C"); !errors.Is(err, store.ErrLeaseLost) {
 		e.t.Errorf("Suspend kept the lease: %v", err)
