@@ -118,10 +118,13 @@ func (a *app) report(err error) int {
 	var amb *store.AmbiguousError
 	switch {
 	case errors.As(err, &ee):
-		code = ee.code
-		if ee.err == nil {
-			return code
+		if ee.err != nil {
+			fmt.Fprintf(a.stderr, "agentctl: %v\n", ee.err)
 		}
+		if ee.code == exitUsage {
+			fmt.Fprintln(a.stderr, "Run 'agentctl --help' for usage.")
+		}
+		return ee.code
 	case errors.As(err, &se):
 		fmt.Fprintln(a.stderr, se.Error())
 		fmt.Fprintf(a.stderr, "agentctl: spec is invalid (%d %s)\n", len(se), plural(len(se), "error", "errors"))
@@ -138,17 +141,8 @@ func (a *app) report(err error) int {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrUsage):
 		code = exitUsage
 	}
-	if code == exitUsage && isCobraUsage(err) {
-		fmt.Fprintf(a.stderr, "agentctl: %v\nRun 'agentctl --help' for usage.\n", err)
-		return code
-	}
 	fmt.Fprintf(a.stderr, "agentctl: %v\n", err)
 	return code
-}
-
-func isCobraUsage(err error) bool {
-	var ee *exitErr
-	return errors.As(err, &ee) && ee.code == exitUsage
 }
 
 func plural(n int, one, many string) string {
