@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,14 +33,25 @@ type ref struct {
 	name string
 }
 
-// validName matches model, tool and agent names: what model APIs accept
-// as function names.
-var validName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+// validName reports whether s is a valid model, tool or agent name: what
+// model APIs accept as a function name (^[A-Za-z][A-Za-z0-9_-]{0,63}$).
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i, c := range []byte(s) {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '_' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 func (d *decoder) file(f *file) {
 	for _, section := range []string{"models", "tools", "agents"} {
 		for k := range pairs(field(f.root, section)) {
-			if !validName.MatchString(k.Value) {
+			if !validName(k.Value) {
 				d.errs.add(f.pos(k), "%s.%s: invalid name: use letters, digits, '_' and '-', starting with a letter (at most 64)", section, k.Value)
 			}
 		}

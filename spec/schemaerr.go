@@ -54,10 +54,9 @@ func (v Violation) String() string {
 	return path + ": " + v.Msg
 }
 
-var printer = message.NewPrinter(language.English)
-
 // Violations flattens a validation error into its leaf violations.
 func Violations(ve *jsonschema.ValidationError) []Violation {
+	printer := message.NewPrinter(language.English)
 	var out []Violation
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {

@@ -221,3 +221,14 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestValidName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a": true, "restart_service": true, "db-admin2": true, strings.Repeat("x", 64): true,
+		"": false, "2fast": false, "_x": false, "bad name": false, "é": false, "a.b": false, strings.Repeat("x", 65): false,
+	} {
+		if validName(name) != want {
+			t.Errorf("validName(%q) = %v, want %v", name, !want, want)
+		}
+	}
+}
