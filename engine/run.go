@@ -244,9 +244,12 @@ func (e *Engine) execute(ctx context.Context, a *agentNode, r *store.Run, c *sto
 	}
 	c.Status = store.CallExecuting
 	status, content := store.CallSucceeded, ""
-	t := a.tools[c.Tool]
 	var args map[string]any
 	err := json.Unmarshal(c.Args, &args)
+	t, ok := a.tools[c.Tool]
+	if err == nil && !ok {
+		err = fmt.Errorf("agent %s has no tool %q", a.spec.Name, c.Tool) // the gate lets none through
+	}
 	var res toolkits.Result
 	if err == nil {
 		res, err = t.action.Do(ctx, toolkits.Call{RunID: r.ID, CallID: c.ID, Tool: c.Tool, Input: args})
