@@ -2,56 +2,69 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-// Decision is a human's decision on a pending call.
+// Decision is a human's decision on pending calls of a run.
 type Decision struct {
 	RunID  string // full run id
-	CallID string // empty: the run's only pending call
-	Action string // store.Approve or store.Decline
+	CallID string // the call; empty: the run's only call waiting for this kind of decision
+	All    bool   // every call waiting for this kind of decision
+	Action string // store.Approve, store.Decline or store.Resume
 	By     string // on whose behalf; default OSUser
 	OSUser string // who ran the command
 	Reason string
+	// Args, for an approval, replaces the call's arguments (validated
+	// against the tool's input schema first).
+	Args json.RawMessage
+	// Always, for an approval, also approves every later call of the same
+	// tool in this run.
+	Always bool
+	// Data, for a resume, is the resume data (validated against the
+	// tool's resumeSchema first).
+	Data json.RawMessage
+}
+
+// kind is the kind of pending call an action decides; "" for any.
+func kind(action string) string {
+	switch action {
+	case store.Approve:
+		return store.KindApproval
+	case store.Resume:
+		return store.KindSuspend
+	}
+	return ""
 }
 
 // Decide records a decision and, unless another process is advancing the
 // run, continues the run in this process until it completes, fails or
-// waits for a human again. Of several processes deciding the same call,
-// exactly one succeeds; the others get a *store.ConflictError.
+// waits for a human again. Input is checked before anything is written:
+// edited arguments and resume data that break their schema are refused
+// with ErrUsage and leave the run exactly as it was. Of several processes
+// deciding the same call, exactly one succeeds; the others get a
+// *store.ConflictError.
 func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
-	r, err := e.store.Run(ctx, d.RunID)
+	r, calls, err := e.touch(ctx, d.RunID)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := e.store.Pending(ctx, []string{r.ID})
-	if err != nil {
-		return nil, err
-	}
-	calls := pending[r.ID]
-	if d.CallID == "" {
-		switch len(calls) {
-		case 0:
-			msg := fmt.Sprintf("run %s is %s and has no call waiting for a decision", r.ID, r.Status)
-			if ds, err := e.store.Decisions(ctx, r.ID); err == nil && len(ds) > 0 {
-				last := ds[len(ds)-1]
-				msg += fmt.Sprintf("; call %s was already %sd by %s at %s", last.CallID, last.Action, last.By, last.At.Format(time.RFC3339))
-			}
-			return nil, conflictf("%s", msg)
-		case 1:
-			d.CallID = calls[0].ID
-		default:
-			ids := make([]string, len(calls))
-			for i, c := range calls {
-				ids[i] = c.ID + " (" + c.Tool + ")"
-			}
-			return nil, usagef("run %s has %d pending calls; choose one with --call: %s",
-				r.ID, len(calls), strings.Join(ids, ", "))
+	targets, err := choose(r, calls, d)
+	var stale *staleError
+	if errors.As(err, &stale) {
+		if stale.call == nil {
+			return nil, e.nothingWaiting(ctx, r, stale.what)
 		}
+		return nil, e.conflict(ctx, stale.call)
+	}
+	if err != nil {
+		return nil, err
 	}
 	// Compile the run's spec before deciding, so that a run this process
 	// cannot continue is not taken from others.
@@ -59,23 +72,171 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s run %s: %w", d.Action, r.ID, err)
 	}
+	a := g.agents[r.Agent]
 	if d.By == "" {
 		d.By = d.OSUser
 	}
-	rec := &store.Decision{RunID: r.ID, CallID: d.CallID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason}
-	if d.Action == store.Decline {
-		rec.Result = declined(d.By, d.Reason)
+	var ds []*store.Decision
+	var evs []store.Event
+	for _, c := range targets {
+		rec := &store.Decision{RunID: r.ID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason, ArgsBefore: c.Args}
+		switch d.Action {
+		case store.Approve:
+			if d.Args != nil {
+				if rec.ArgsAfter, err = checkArgs(a, c, d.Args); err != nil {
+					return nil, err
+				}
+			}
+		case store.Resume:
+			if rec.Data, err = checkResume(a, c, d.Data); err != nil {
+				return nil, err
+			}
+		case store.Decline:
+			rec.Result = declined(d.By, d.Reason)
+			done := *c
+			done.Status, done.Result = store.CallDeclined, rec.Result
+			evs = append(evs, resultEvent(r.ID, &done))
+		}
+		ds = append(ds, rec)
+		if d.Always {
+			ds = append(ds, &store.Decision{RunID: r.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
+		}
 	}
-	claimed, err := e.store.Decide(ctx, rec, e.lease)
+	return e.record(ctx, g, r, ds, evs)
+}
+
+// record stores decisions and, when this process thereby holds the run,
+// advances it.
+func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, ds []*store.Decision, evs []store.Event) (*RunView, error) {
+	claimed, err := e.store.Decide(ctx, ds, e.lease, evs...)
 	if err != nil {
 		return nil, err
 	}
+	e.emit(evs)
 	if !claimed {
 		// Another process holds the run and will see the decision.
 		return e.Inspect(ctx, r.ID)
 	}
 	r.Status = store.Running
 	return e.advance(ctx, g, r)
+}
+
+// choose picks the calls a decision is about.
+func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error) {
+	k := kind(d.Action)
+	var waiting []*store.Call
+	for _, c := range calls {
+		if c.Status == store.CallPending && (k == "" || c.Kind == k) {
+			waiting = append(waiting, c)
+		}
+	}
+	what := map[string]string{store.KindApproval: "approval", store.KindSuspend: "resume data", "": "a decision"}[k]
+	if d.CallID != "" {
+		i := slices.IndexFunc(calls, func(c *store.Call) bool { return c.ID == d.CallID })
+		switch {
+		case i < 0:
+			return nil, &store.ConflictError{RunID: r.ID, CallID: d.CallID}
+		case calls[i].Status == store.CallPending && !slices.Contains(waiting, calls[i]):
+			return nil, usagef("%v", &store.ConflictError{RunID: r.ID, CallID: d.CallID, Status: store.CallPending, Kind: calls[i].Kind})
+		case calls[i].Status != store.CallPending:
+			return nil, &staleError{call: calls[i]}
+		}
+		return []*store.Call{calls[i]}, nil
+	}
+	switch {
+	case len(waiting) == 0:
+		return nil, &staleError{what: what}
+	case d.All || len(waiting) == 1:
+		if len(waiting) > 1 && (d.Args != nil || d.Data != nil) {
+			return nil, usagef("--args and --data apply to one call: choose it with --call")
+		}
+		return waiting, nil
+	}
+	ids := make([]string, len(waiting))
+	for i, c := range waiting {
+		ids[i] = c.ID + " (" + c.Tool + ")"
+	}
+	return nil, usagef("run %s has %d calls waiting for %s; choose one with --call, or --all: %s",
+		r.ID, len(waiting), what, strings.Join(ids, ", "))
+}
+
+// staleError marks a decision on a call that is no longer pending, or,
+// without a call, on a run with no call waiting for what.
+type staleError struct {
+	call *store.Call
+	what string
+}
+
+func (e *staleError) Error() string { return "stale decision" }
+
+// nothingWaiting explains a decision on a run with no call waiting for it,
+// naming the last decision taken in the run.
+func (e *Engine) nothingWaiting(ctx context.Context, r *store.Run, what string) error {
+	msg := fmt.Sprintf("run %s is %s and has no call waiting for %s", r.ID, r.Status, what)
+	ds, err := e.store.Decisions(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	for _, d := range slices.Backward(ds) {
+		if d.Action != store.Grant {
+			msg += fmt.Sprintf("; call %s was already %sd by %s at %s", d.CallID, d.Action, d.By, d.At.Format(time.RFC3339))
+			break
+		}
+	}
+	return conflictf("%s", msg)
+}
+
+// conflict explains why a call cannot be decided: its status and the last
+// decision taken on it.
+func (e *Engine) conflict(ctx context.Context, c *store.Call) error {
+	ce := &store.ConflictError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind}
+	ds, err := e.store.Decisions(ctx, c.RunID)
+	if err != nil {
+		return err
+	}
+	for _, d := range slices.Backward(ds) {
+		if d.CallID == c.ID && d.Action != store.Grant {
+			ce.Action, ce.By, ce.At = d.Action, d.By, d.At
+			break
+		}
+	}
+	return ce
+}
+
+// checkArgs validates edited arguments against the tool's input schema.
+func checkArgs(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
+	var args map[string]any
+	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+		return nil, usagef("--args for call %s: not a JSON object", c.ID)
+	}
+	t, ok := a.tools[c.Tool]
+	if !ok {
+		return nil, usagef("--args for call %s: the agent has no tool %q", c.ID, c.Tool)
+	}
+	if err := describeViolations(t.spec.ValidateInput(args)); err != nil {
+		return nil, usagef("--args for call %s (%s) break its input schema:%v", c.ID, c.Tool, err)
+	}
+	return json.Marshal(args)
+}
+
+// checkResume validates resume data against the tool's resumeSchema.
+func checkResume(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
+	var data any
+	if raw == nil {
+		return nil, usagef("resume call %s: no data: pass --data JSON or --data-file FILE", c.ID)
+	}
+	if err := json.Unmarshal(raw, &data); err != nil {
+		return nil, usagef("resume data for call %s: invalid JSON: %v", c.ID, err)
+	}
+	if _, ok := data.(map[string]any); !ok {
+		return nil, usagef("resume data for call %s: want a JSON object", c.ID)
+	}
+	if t, ok := a.tools[c.Tool]; ok {
+		if err := describeViolations(t.spec.ResumeSchema.Validate(data)); err != nil {
+			return nil, usagef("resume data for call %s (%s) breaks its resumeSchema:%v", c.ID, c.Tool, err)
+		}
+	}
+	return json.Marshal(data)
 }
 
 // declined is the tool result a model receives for a declined call.
@@ -85,4 +246,11 @@ func declined(by, reason string) string {
 	}
 	return fmt.Sprintf("The tool call was declined by a human (%s) and was not executed. Reason: %s. "+
 		"Do not retry this call unless the user asks you to.", by, reason)
+}
+
+// expired is the tool result a model receives for a call nobody decided
+// in time.
+func expired(deadline time.Time) string {
+	return fmt.Sprintf("The tool call was not decided before its deadline (%s) and was not executed. "+
+		"Do not retry this call unless the user asks you to.", deadline.UTC().Format(time.RFC3339))
 }

@@ -29,14 +29,18 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// OnEvent, when set, receives each event of the runs this engine
+	// advances, once it is stored (agentctl --events).
+	OnEvent func(store.Event)
 }
 
 // Engine runs agents on a Store.
 type Engine struct {
-	store  store.Store
-	models model.Registry
-	lease  store.Lease
-	now    func() time.Time
+	store   store.Store
+	models  model.Registry
+	lease   store.Lease
+	now     func() time.Time
+	onEvent func(store.Event)
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
@@ -57,11 +61,12 @@ func New(st store.Store, cfg Config) *Engine {
 	var tok [6]byte
 	rand.Read(tok[:])
 	return &Engine{
-		store:  st,
-		models: cfg.Models,
-		lease:  store.Lease{Owner: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(tok[:])), TTL: cfg.LeaseTTL},
-		now:    cfg.Now,
-		graphs: map[string]*Graph{},
+		store:   st,
+		models:  cfg.Models,
+		lease:   store.Lease{Owner: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(tok[:])), TTL: cfg.LeaseTTL},
+		now:     cfg.Now,
+		onEvent: cfg.OnEvent,
+		graphs:  map[string]*Graph{},
 	}
 }
 

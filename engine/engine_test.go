@@ -130,12 +130,12 @@ type racyStore struct {
 	beforeSuspend func()
 }
 
-func (s *racyStore) Suspend(ctx context.Context, l store.Lease, r *store.Run) error {
+func (s *racyStore) Suspend(ctx context.Context, l store.Lease, r *store.Run, ev ...store.Event) error {
 	if f := s.beforeSuspend; f != nil {
 		s.beforeSuspend = nil
 		f()
 	}
-	return s.Store.Suspend(ctx, l, r)
+	return s.Store.Suspend(ctx, l, r, ev...)
 }
 
 // A decision that lands while another process advances the run is not

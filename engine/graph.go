@@ -87,7 +87,7 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 			t := tnodes[tn]
 			n.tools[tn] = t
 			n.defs = append(n.defs, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
-				Name: tn, Description: t.spec.Description, Parameters: t.spec.Input,
+				Name: tn, Description: t.spec.Description, Parameters: t.spec.Input.Doc,
 			}})
 		}
 		g.agents[name] = n

@@ -109,8 +109,14 @@ agents:
 	if tool := msgs[3].(map[string]any); tool["tool_call_id"] != "call_abc" {
 		t.Errorf("tool message %v", tool)
 	}
-	if tools := fake.requests[0]["tools"].([]any); len(tools) != 1 {
-		t.Errorf("tools offered: %v", tools)
+	tools := fake.requests[0]["tools"].([]any)
+	if len(tools) != 1 {
+		t.Fatalf("tools offered: %v", tools)
+	}
+	fn := tools[0].(map[string]any)["function"].(map[string]any)
+	if b, _ := json.Marshal(fn["parameters"]); fn["name"] != "restart" ||
+		string(b) != `{"properties":{"service":{"type":"string"}},"required":["service"],"type":"object"}` {
+		t.Errorf("tool offered as %v with parameters %s", fn["name"], b)
 	}
 	db.Close()
 	for _, f := range []string{path, path + "-wal"} {

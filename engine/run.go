@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,8 +10,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/spec"
-	"github.com/agentctl/agentctl/toolkits"
 )
 
 // StartOptions describe a new run.
@@ -101,7 +98,7 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 		if find(turn, store.CallExecuting) != nil {
 			return e.fail(ctx, r, errors.New("a tool call was left executing by a process that stopped; it is not run again"))
 		}
-		if r.Step >= a.spec.MaxSteps {
+		if r.Step-st.TurnStart >= a.spec.MaxSteps {
 			return e.fail(ctx, r, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, a.spec.Name, a.spec.MaxSteps))
 		}
 		newCalls, err := e.modelTurn(ctx, a, r, st, calls)
@@ -135,8 +132,7 @@ func find(calls []*store.Call, s store.CallStatus) *store.Call {
 func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call) ([]*store.Call, error) {
 	llm, err := a.model.build()
 	if err != nil {
-		_, err = e.fail(ctx, r, err)
-		return nil, err
+		return nil, e.failErr(ctx, r, err)
 	}
 	var opts []llms.CallOption
 	if len(a.defs) > 0 {
@@ -150,13 +146,20 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // interrupted: leave the run as checkpointed
 		}
-		_, err = e.fail(ctx, r, fmt.Errorf("model %s: %w", a.spec.Model, err))
+		return nil, e.failErr(ctx, r, fmt.Errorf("model %s: %w", a.spec.Model, err))
+	}
+	grants, err := e.store.Grants(ctx, r.ID)
+	if err != nil {
 		return nil, err
 	}
 	choice := resp.Choices[0]
 	msg := message{Role: "assistant", Text: choice.Content}
 	r.Step++
 	var newCalls []*store.Call
+	var evs []store.Event
+	if choice.Content != "" {
+		evs = append(evs, event(r.ID, EventTextDelta, map[string]any{"text": choice.Content}))
+	}
 	seq := len(calls)
 	for _, tc := range choice.ToolCalls {
 		if tc.FunctionCall == nil {
@@ -169,112 +172,57 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 			id = fmt.Sprintf("call_%d", seq)
 		}
 		msg.ToolCalls = append(msg.ToolCalls, toolCallPart{ID: id, Tool: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments})
-		newCalls = append(newCalls, e.gate(a, st, r, id, seq, tc.FunctionCall))
+		c := e.gate(a, st, r, grants, id, seq, tc.FunctionCall)
+		newCalls = append(newCalls, c)
+		evs = append(evs, event(r.ID, EventToolCall, map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args}))
+		switch {
+		case c.Status == store.CallPending:
+			fields := map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args, "gate": c.Gate}
+			if c.GateError != "" {
+				fields["gateError"] = c.GateError
+			}
+			if !c.Deadline.IsZero() {
+				fields["deadline"] = c.Deadline
+			}
+			evs = append(evs, event(r.ID, EventToolCallApproval, fields))
+		case c.Status.Done():
+			evs = append(evs, resultEvent(r.ID, c))
+		}
 	}
+	finish := "tool-calls"
+	if len(newCalls) == 0 {
+		finish = "stop"
+	}
+	evs = append(evs, event(r.ID, EventStepFinish, map[string]any{"step": r.Step, "finishReason": finish}))
 	st.Messages = append(st.Messages, msg)
 	r.State = st.encode()
 	if len(newCalls) == 0 {
 		r.Status, r.Output = store.Completed, choice.Content
+		evs = append(evs, event(r.ID, EventFinish, map[string]any{"output": r.Output}))
 	}
-	return newCalls, e.store.Checkpoint(ctx, e.lease, r, newCalls)
-}
-
-// gate validates a model's tool call and decides whether it waits for a
-// human. Arguments are untrusted: a call to an unknown tool or with
-// arguments that break the tool's schema fails at once, and the model is
-// told why.
-func (e *Engine) gate(a *agentNode, st *state, r *store.Run, id string, seq int, fc *llms.FunctionCall) *store.Call {
-	c := &store.Call{ID: id, Seq: seq, Step: r.Step, Tool: fc.Name, Status: store.CallApproved}
-	args, err := decodeArgs(fc.Arguments)
-	if err == nil {
-		c.Args, _ = json.Marshal(args)
-	} else {
-		c.Args, _ = json.Marshal(fc.Arguments) // kept as the string the model sent
+	if err := e.store.Checkpoint(ctx, e.lease, r, newCalls, evs...); err != nil {
+		return nil, err
 	}
-	t, ok := a.tools[fc.Name]
-	switch {
-	case !ok:
-		c.Status, c.Result = store.CallFailed, fmt.Sprintf("error: unknown tool %q; available tools: %s", fc.Name, strings.Join(toolNames(a), ", "))
-	case err != nil:
-		c.Status, c.Result = store.CallFailed, "error: invalid arguments: "+err.Error()
-	default:
-		if err := validateArgs(t.spec, args); err != nil {
-			c.Status, c.Result = store.CallFailed, "error: invalid arguments: "+err.Error()
-		} else if t.spec.RequireApproval || a.spec.RequireToolApproval || st.RequireApproval {
-			c.Status, c.Kind = store.CallPending, store.KindApproval
-		}
-	}
-	return c
-}
-
-func toolNames(a *agentNode) []string {
-	names := make([]string, len(a.defs))
-	for i, d := range a.defs {
-		names[i] = d.Function.Name
-	}
-	return names
-}
-
-// decodeArgs parses a model's argument JSON; empty means no arguments.
-func decodeArgs(s string) (map[string]any, error) {
-	if strings.TrimSpace(s) == "" {
-		return map[string]any{}, nil
-	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(s), &args); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %v", err)
-	}
-	if args == nil {
-		args = map[string]any{}
-	}
-	return args, nil
-}
-
-// validateArgs checks arguments against a tool's input schema and lists
-// every violation as "pointer: message".
-func validateArgs(t *spec.Tool, args map[string]any) error {
-	return describeSchemaError(t.ValidateInput(args))
-}
-
-// execute runs one approved call. The call is marked executing, durably,
-// before its side effect starts, so it is never started twice.
-func (e *Engine) execute(ctx context.Context, a *agentNode, r *store.Run, c *store.Call) error {
-	if err := e.store.StartCall(ctx, e.lease, r.ID, c.ID); err != nil {
-		return err
-	}
-	c.Status = store.CallExecuting
-	status, content := store.CallSucceeded, ""
-	var args map[string]any
-	err := json.Unmarshal(c.Args, &args)
-	t, ok := a.tools[c.Tool]
-	if err == nil && !ok {
-		err = fmt.Errorf("agent %s has no tool %q", a.spec.Name, c.Tool) // the gate lets none through
-	}
-	var res toolkits.Result
-	if err == nil {
-		res, err = t.action.Do(ctx, toolkits.Call{RunID: r.ID, CallID: c.ID, Tool: c.Tool, Input: args})
-	}
-	switch {
-	case err != nil:
-		status, content = store.CallFailed, "error: "+err.Error()
-	case res.Failed:
-		status, content = store.CallFailed, res.Content
-	default:
-		content = res.Content
-	}
-	// The outcome is recorded even if we were interrupted meanwhile.
-	if err := e.store.FinishCall(context.WithoutCancel(ctx), e.lease, r.ID, c.ID, status, content); err != nil {
-		return err
-	}
-	c.Status, c.Result = status, content
-	return nil
+	e.emit(evs)
+	return newCalls, nil
 }
 
 // fail ends a run with an error.
 func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) (*RunView, error) {
-	r.Status, r.Error = store.Failed, cause.Error()
-	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil); err != nil {
+	if err := e.failErr(ctx, r, cause); err != nil {
 		return nil, err
 	}
 	return view(r, nil), nil
+}
+
+// failErr ends a run with an error and reports only whether that was
+// recorded.
+func (e *Engine) failErr(ctx context.Context, r *store.Run, cause error) error {
+	r.Status, r.Error = store.Failed, cause.Error()
+	ev := event(r.ID, EventError, map[string]any{"error": r.Error})
+	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil, ev); err != nil {
+		return err
+	}
+	e.emit([]store.Event{ev})
+	return nil
 }

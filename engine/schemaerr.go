@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -26,4 +27,22 @@ func describeSchemaError(err error) error {
 		lines[i] = p + ": " + v.Msg
 	}
 	return errors.New(strings.Join(lines, "; "))
+}
+
+// describeViolations renders a JSON Schema validation error as one
+// indented line per violation, for users.
+func describeViolations(err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var b strings.Builder
+	for _, v := range spec.Violations(ve) {
+		p := v.Pointer()
+		if v.Key != "" {
+			p = strings.TrimSuffix(p, "/") + "/" + v.Key
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", p, v.Msg)
+	}
+	return errors.New(b.String())
 }

@@ -3,27 +3,35 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-// state is a run's checkpoint: what the store keeps as Run.State. Tool
-// results are not copied here; they live in the call ledger and join the
-// conversation when it is sent to the model.
+// state is a run's checkpoint: what the store keeps as Run.State. Results
+// of ledger calls are not copied here; they live in the call ledger and
+// join the conversation when it is sent to the model.
 type state struct {
 	// RequireApproval makes every tool call of the run wait for a human
 	// (run --require-approval).
-	RequireApproval bool      `json:"requireApproval,omitempty"`
-	Messages        []message `json:"messages"`
+	RequireApproval bool `json:"requireApproval,omitempty"`
+	// TurnStart is the step at which the latest user message arrived:
+	// maxSteps bounds the model turns after it.
+	TurnStart int       `json:"turnStart,omitempty"`
+	Messages  []message `json:"messages"`
 }
 
 // message is one message of a run's conversation.
 type message struct {
-	Role      string         `json:"role"` // system, user or assistant
+	Role      string         `json:"role"` // system, user, assistant or tool
 	Text      string         `json:"text,omitempty"`
 	ToolCalls []toolCallPart `json:"toolCalls,omitempty"`
+	// CallID and Tool, for a tool message: the result of a call that is
+	// not in the ledger (resume data extraction).
+	CallID string `json:"callId,omitempty"`
+	Tool   string `json:"tool,omitempty"`
 }
 
 // toolCallPart is a tool call as the model made it.
@@ -44,7 +52,7 @@ func decodeState(r *store.Run) (*state, error) {
 func (st *state) encode() []byte {
 	b, err := json.Marshal(st)
 	if err != nil {
-		panic(err) // only strings and bools: cannot fail
+		panic(err) // only strings, ints and bools: cannot fail
 	}
 	return b
 }
@@ -64,6 +72,8 @@ func (st *state) conversation(calls []*store.Call) []llms.MessageContent {
 			out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, m.Text))
 		case "user":
 			out = append(out, llms.TextParts(llms.ChatMessageTypeHuman, m.Text))
+		case "tool":
+			out = append(out, toolMessage(m.CallID, m.Tool, m.Text))
 		case "assistant":
 			mc := llms.MessageContent{Role: llms.ChatMessageTypeAI}
 			if m.Text != "" {
@@ -75,15 +85,28 @@ func (st *state) conversation(calls []*store.Call) []llms.MessageContent {
 			}
 			out = append(out, mc)
 			for _, tc := range m.ToolCalls {
-				var result string
 				if c := byID[tc.ID]; c != nil {
-					result = c.Result
+					out = append(out, toolMessage(tc.ID, tc.Tool, result(tc, c)))
 				}
-				out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
-					llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.Tool, Content: result},
-				}})
 			}
 		}
 	}
 	return out
+}
+
+func toolMessage(id, tool, content string) llms.MessageContent {
+	return llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+		llms.ToolCallResponse{ToolCallID: id, Name: tool, Content: content},
+	}}
+}
+
+// result is what the model is told of a call: its result, saying so when
+// a human changed the arguments the model sent.
+func result(tc toolCallPart, c *store.Call) string {
+	var sent, ran any
+	if json.Unmarshal([]byte(tc.Args), &sent) == nil && json.Unmarshal(c.Args, &ran) == nil &&
+		!reflect.DeepEqual(sent, ran) && c.Status != store.CallDeclined {
+		return fmt.Sprintf("A human changed the arguments to %s before approving.\n%s", c.Args, c.Result)
+	}
+	return c.Result
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -31,6 +30,9 @@ type ref struct {
 	pos  Pos
 	kind string // "model" or "tool"
 	name string
+	// scripted marks a scripted model's tool call, which may also name
+	// ResumeTool.
+	scripted bool
 }
 
 // validName reports whether s is a valid model, tool or agent name: what
@@ -139,7 +141,9 @@ func (d *decoder) turn(f *file, n *yaml.Node) *Turn {
 		if an := field(cn, "args"); an != nil {
 			c.Args, _ = f.value(an, d.errs).(map[string]any)
 		}
-		d.ref(f, field(cn, "tool"), "tool")
+		if d.ref(f, field(cn, "tool"), "tool") {
+			d.refs[len(d.refs)-1].scripted = true
+		}
 		t.ToolCalls = append(t.ToolCalls, c)
 	}
 	return t
@@ -148,31 +152,50 @@ func (d *decoder) turn(f *file, n *yaml.Node) *Turn {
 func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 	v = deref(v)
 	t := &Tool{
-		Name:            k.Value,
-		Pos:             f.pos(k),
-		Description:     str(field(v, "description")),
-		RequireApproval: boolean(field(v, "requireApproval")),
-		Input:           map[string]any{"type": "object"},
+		Name:        k.Value,
+		Pos:         f.pos(k),
+		Description: str(field(v, "description")),
+		Input:       &Schema{Doc: map[string]any{"type": "object"}, Pos: f.pos(k)},
 	}
 	if v.Kind != yaml.MappingNode {
 		return t // the schema reports it
 	}
-	n := field(v, "input")
-	if n == nil {
-		// the default: any object
-	} else if in, ok := f.value(n, d.errs).(map[string]any); ok {
-		t.Input = in
-		if typ, ok := in["type"]; ok && typ != "object" {
-			d.errs.add(f.pos(field(n, "type")), "tools.%s.input.type: tool arguments are an object; want type: object", t.Name)
+	path := "tools." + t.Name
+	if n := field(v, "input"); n != nil {
+		t.Input = d.jsonSchema(f, n, path+".input")
+		if typ, ok := t.Input.Doc["type"]; ok && typ != "object" {
+			d.errs.add(f.pos(field(n, "type")), "%s.input.type: tool arguments are an object; want type: object", path)
 		}
+	} else {
+		t.Input = d.jsonSchema(f, nil, path+".input")
+		t.Input.Pos = t.Pos
 	}
-	switch {
-	case d.trusted:
-		in := t.Input
-		t.schema = sync.OnceValues(func() (*jsonschema.Schema, error) { return compileSchema(in) })
-	case n == nil || n.Kind == yaml.MappingNode:
-		if sch := d.schema(f, n, "tools/"+t.Name+"/input", t.Input); sch != nil {
-			t.schema = func() (*jsonschema.Schema, error) { return sch, nil }
+	t.RequireApproval = d.condition(f, field(v, "requireApproval"), path+".requireApproval", approvalVars)
+	t.ApprovalTimeout = d.duration(f, field(v, "approvalTimeout"), path+".approvalTimeout")
+	if n := field(v, "resumeSchema"); n != nil {
+		t.ResumeSchema = d.jsonSchema(f, n, path+".resumeSchema")
+	}
+	if n := field(v, "suspend"); n != nil && n.Kind == yaml.MappingNode {
+		sp := &Suspend{Pos: f.pos(n), When: d.condition(f, field(n, "when"), path+".suspend.when", toolVars)}
+		if sn := field(n, "schema"); sn != nil {
+			sp.Schema = d.jsonSchema(f, sn, path+".suspend.schema")
+		}
+		if pn := field(n, "payload"); pn != nil {
+			sp.Payload = d.value(f, pn, toolVars)
+			if sp.Payload != nil && sp.Payload.Literal() && sp.Schema != nil && sp.Schema.compiled != nil {
+				// A payload without placeholders is checked now, not at run time.
+				p, _ := sp.Payload.Eval(nil)
+				if err := sp.Schema.Validate(p); err != nil {
+					d.violations(f, pn, path+".suspend.payload: does not satisfy suspend.schema", err)
+				}
+			}
+		}
+		t.Suspend = sp
+	}
+	if n := field(v, "skip"); n != nil && n.Kind == yaml.MappingNode {
+		t.Skip = &Skip{When: d.condition(f, field(n, "when"), path+".skip.when", toolVars)}
+		if on := scalar(field(n, "output")); on != nil {
+			t.Skip.Output = d.template(f, on, toolVars)
 		}
 	}
 	exec, out := field(v, "exec"), field(v, "output")
@@ -192,18 +215,64 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 				t.Exec.Command = append(t.Exec.Command, d.template(f, c, toolVars))
 			}
 		}
-		if tn := scalar(field(exec, "timeout")); tn != nil {
-			dur, err := time.ParseDuration(tn.Value)
-			switch {
-			case err != nil:
-				d.errs.add(f.pos(tn), "tools.%s.exec.timeout: invalid duration %q (want e.g. 30s, 5m, 1h30m)", t.Name, tn.Value)
-			case dur <= 0:
-				d.errs.add(f.pos(tn), "tools.%s.exec.timeout: must be positive", t.Name)
-			}
-			t.Exec.Timeout = dur
-		}
+		t.Exec.Timeout = d.duration(f, field(exec, "timeout"), path+".exec.timeout")
 	}
 	return t
+}
+
+// duration decodes a positive duration such as 30s or 24h; 0 when absent.
+func (d *decoder) duration(f *file, n *yaml.Node, path string) time.Duration {
+	if n = scalar(n); n == nil || n.Tag != "!!str" {
+		return 0 // absent, or of the wrong type: the schema reports it
+	}
+	dur, err := time.ParseDuration(n.Value)
+	switch {
+	case err != nil:
+		d.errs.add(f.pos(n), "%s: invalid duration %q (want e.g. 30s, 5m, 1h30m)", path, n.Value)
+	case dur <= 0:
+		d.errs.add(f.pos(n), "%s: must be positive", path)
+	}
+	return dur
+}
+
+// condition decodes true, false or one ${{ expression }}; absent is false.
+func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars) tmpl.Expr {
+	if n = scalar(n); n == nil {
+		return tmpl.Const(false)
+	}
+	if n.Tag == "!!bool" {
+		return tmpl.Const(boolean(n))
+	}
+	if n.Tag != "!!str" {
+		return tmpl.Const(false) // the schema reports it
+	}
+	if !tmpl.Has(n.Value) {
+		d.errs.add(f.pos(n), "%s: want true, false or ${{ expression }}, not %q", path, n.Value)
+		return tmpl.Const(false)
+	}
+	e, err := tmpl.ParseExpr(n.Value, vars)
+	var te *tmpl.Error
+	if errors.As(err, &te) && te.Expr == "" && te.Offset == 0 {
+		d.errs.add(f.pos(n), "%s: %s", path, te.Msg)
+	} else if err != nil {
+		d.placeholderError(f, n, err)
+	}
+	return e
+}
+
+// value compiles a tree of values whose strings may hold placeholders.
+func (d *decoder) value(f *file, n *yaml.Node, vars tmpl.Vars) *tmpl.Value {
+	v, err := tmpl.ParseValue(f.value(n, d.errs), vars)
+	if err != nil {
+		var pe *tmpl.PathError
+		if errors.As(err, &pe) {
+			d.placeholderError(f, lookup(n, pe.Path), pe.Err)
+		} else {
+			d.errs.add(f.pos(n), "%v", err)
+		}
+		return nil
+	}
+	return v
 }
 
 func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
@@ -216,6 +285,7 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 		Instructions:        str(field(v, "instructions")),
 		MaxSteps:            DefaultMaxSteps,
 		RequireToolApproval: boolean(field(v, "requireToolApproval")),
+		AutoResume:          boolean(field(v, "autoResume")),
 	}
 	d.ref(f, field(v, "model"), "model")
 	for _, tn := range items(field(v, "tools")) {
@@ -226,6 +296,7 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 	if n := scalar(field(v, "maxSteps")); n != nil {
 		a.MaxSteps, _ = strconv.Atoi(n.Value)
 	}
+	a.ApprovalTimeout = d.duration(f, field(v, "approvalTimeout"), "agents."+a.Name+".approvalTimeout")
 	return a
 }
 
@@ -253,6 +324,9 @@ func (d *decoder) check() {
 			if _, ok := d.spec.Tools[r.name]; ok {
 				continue
 			}
+			if r.scripted && r.name == ResumeTool {
+				continue // the resume data extraction of agentctl send
+			}
 			names = slices.Sorted(maps.Keys(d.spec.Tools))
 		}
 		known := "none are declared"
@@ -267,57 +341,76 @@ func (d *decoder) check() {
 func (d *decoder) template(f *file, n *yaml.Node, vars tmpl.Vars) *tmpl.String {
 	t, err := tmpl.Parse(n.Value, vars)
 	if err != nil {
-		var te *tmpl.Error
-		if errors.As(err, &te) {
-			d.errs.add(f.offsetPos(n, te.Offset), "%v", err)
-		} else {
-			d.errs.add(f.pos(n), "%v", err)
-		}
+		d.placeholderError(f, n, err)
 		return nil
 	}
 	return t
 }
 
-// schema compiles a JSON Schema written at node n.
-func (d *decoder) schema(f *file, n *yaml.Node, name string, doc map[string]any) *jsonschema.Schema {
+// placeholderError reports an error in the placeholders of scalar n.
+func (d *decoder) placeholderError(f *file, n *yaml.Node, err error) {
+	var te *tmpl.Error
+	if errors.As(err, &te) {
+		d.errs.add(f.offsetPos(n, te.Offset), "%v", err)
+	} else {
+		d.errs.add(f.pos(n), "%v", err)
+	}
+}
+
+// jsonSchema decodes a JSON Schema written at node n (nil: any object)
+// and, unless the spec is trusted, compiles it now to report its errors.
+func (d *decoder) jsonSchema(f *file, n *yaml.Node, path string) *Schema {
+	doc := map[string]any{"type": "object"}
+	if n != nil {
+		var ok bool
+		if doc, ok = f.value(n, d.errs).(map[string]any); !ok {
+			return &Schema{Doc: doc, Pos: f.pos(n)} // the spec schema reports it
+		}
+	}
+	if d.trusted {
+		return lazySchema(doc, f.pos(n))
+	}
+	s := &Schema{Doc: doc, Pos: f.pos(n)}
 	if d.compiler == nil {
 		d.compiler = jsonschema.NewCompiler()
 	}
 	d.schemas++
-	url := fmt.Sprintf("mem:///%d/%s", d.schemas, name)
+	url := fmt.Sprintf("mem:///%d/%s", d.schemas, path)
 	if err := d.compiler.AddResource(url, doc); err != nil {
-		d.errs.add(f.pos(n), "invalid JSON Schema: %v", err)
-		return nil
+		d.errs.add(f.pos(n), "%s: invalid JSON Schema: %v", path, err)
+		return s
 	}
 	sch, err := d.compiler.Compile(url)
 	if err == nil {
-		return sch
+		s.compiled = func() (*jsonschema.Schema, error) { return sch, nil }
+		return s
 	}
 	var sve *jsonschema.SchemaValidationError
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &sve) && errors.As(sve.Err, &ve) {
-		for _, v := range Violations(ve) {
-			at := lookup(n, v.Path)
-			if v.Key != "" {
-				if k := keyNode(at, v.Key); k != nil {
-					at = k
-				}
-			}
-			d.errs.add(f.pos(at), "invalid JSON Schema at %s: %s", v.Pointer(), v.Msg)
-		}
-		return nil
+	if errors.As(err, &sve) {
+		d.violations(f, n, path+": invalid JSON Schema", sve.Err)
+		return s
 	}
-	d.errs.add(f.pos(n), "invalid JSON Schema: %s", strings.ReplaceAll(err.Error(), url, name))
-	return nil
+	d.errs.add(f.pos(n), "%s: invalid JSON Schema: %s", path, strings.ReplaceAll(err.Error(), url, path))
+	return s
 }
 
-// compileSchema compiles a JSON Schema on its own.
-func compileSchema(doc map[string]any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("mem:///input", doc); err != nil {
-		return nil, err
+// violations reports each way a value written at n breaks a schema, at
+// the node it concerns, as "what at /pointer: message".
+func (d *decoder) violations(f *file, n *yaml.Node, what string, err error) {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		d.errs.add(f.pos(n), "%s: %v", what, err)
+		return
 	}
-	return c.Compile("mem:///input")
+	for _, v := range Violations(ve) {
+		at := lookup(n, v.Path)
+		if v.Key != "" {
+			if k := keyNode(at, v.Key); k != nil {
+				at = k
+			}
+		}
+		d.errs.add(f.pos(at), "%s at %s: %s", what, v.Pointer(), v.Msg)
+	}
 }
 
 func str(n *yaml.Node) string {

@@ -19,8 +19,8 @@ import (
 //go:embed agentctl.schema.json
 var schemaJSON []byte
 
-// Schema returns the JSON Schema of the spec format.
-func Schema() []byte { return bytes.Clone(schemaJSON) }
+// FormatSchema returns the JSON Schema of the spec format itself.
+func FormatSchema() []byte { return bytes.Clone(schemaJSON) }
 
 // specSchema is the compiled spec schema, built on first use.
 var specSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {

@@ -5,10 +5,7 @@
 package spec
 
 import (
-	"fmt"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentctl/agentctl/spec/tmpl"
 )
@@ -60,28 +57,40 @@ type ScriptedCall struct {
 
 // Tool declares a tool agents may call.
 type Tool struct {
-	Name            string
-	Pos             Pos
-	Description     string
-	Input           map[string]any // JSON Schema of the arguments, as written
-	Exec            *Exec          // the action: Exec or Output
-	Output          *tmpl.String   // over input
-	RequireApproval bool
+	Name        string
+	Pos         Pos
+	Description string
+	Input       *Schema      // the arguments; never nil
+	Exec        *Exec        // the action: Exec or Output
+	Output      *tmpl.String // over input, resume and run
 
-	schema func() (*jsonschema.Schema, error) // Input, compiled (on first use after Reload)
+	// RequireApproval decides, once per call, whether it waits for a
+	// human; over input and run.
+	RequireApproval tmpl.Expr
+	// ApprovalTimeout declines a call left pending this long; 0: never.
+	ApprovalTimeout time.Duration
+	Suspend         *Suspend // nil: the tool never suspends itself
+	ResumeSchema    *Schema  // what resume data must satisfy; nil: anything
+	Skip            *Skip    // nil: never skipped
 }
 
 // ValidateInput checks arguments against the tool's input schema. The
 // error is a *jsonschema.ValidationError when the arguments are invalid.
-func (t *Tool) ValidateInput(args map[string]any) error {
-	if t.schema == nil {
-		return nil
-	}
-	sch, err := t.schema()
-	if err != nil {
-		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
-	}
-	return sch.Validate(args)
+func (t *Tool) ValidateInput(args map[string]any) error { return t.Input.Validate(args) }
+
+// Suspend declares when a tool pauses itself before its action runs,
+// what it shows, and what that must look like.
+type Suspend struct {
+	Pos     Pos
+	When    tmpl.Expr   // over input, resume and run
+	Payload *tmpl.Value // over input, resume and run
+	Schema  *Schema     // what the payload must satisfy; nil: anything
+}
+
+// Skip ends a call without running its action.
+type Skip struct {
+	When   tmpl.Expr    // over input, resume and run
+	Output *tmpl.String // the call's result
 }
 
 // Exec runs a command without a shell.
@@ -101,14 +110,22 @@ type Agent struct {
 	Tools               []string
 	MaxSteps            int
 	RequireToolApproval bool
+	ApprovalTimeout     time.Duration // for the agent's calls whose tool sets none
+	AutoResume          bool          // send extracts resume data from the user's message
 }
+
+// ResumeTool is the tool offered to a model to extract resume data from a
+// user's message (agentctl send with autoResume). Scripted models call it
+// by this name.
+const ResumeTool = "agentctl_resume"
 
 // DefaultMaxSteps bounds the model turns of a run when an agent sets no maxSteps.
 const DefaultMaxSteps = 10
 
 // Variables that each kind of placeholder may use.
 var (
-	toolVars  = tmpl.Vars{"input": map[string]any{}}
-	turnVars  = tmpl.Vars{"input": "", "results": []any{}}
-	modelVars = tmpl.Vars{"env": map[string]string{}}
+	toolVars     = tmpl.Vars{"input": map[string]any{}, "resume": map[string]any{}, "run": map[string]any{}}
+	approvalVars = tmpl.Vars{"input": map[string]any{}, "run": map[string]any{}}
+	turnVars     = tmpl.Vars{"input": "", "results": []any{}}
+	modelVars    = tmpl.Vars{"env": map[string]string{}}
 )

@@ -61,7 +61,7 @@ agents:
 	if a.MaxSteps != 3 || !a.RequireToolApproval || a.Instructions != "be brief" || a.Tools[0] != "t" {
 		t.Errorf("agent: %+v", a)
 	}
-	if !tl.RequireApproval || tl.Exec.Timeout.Seconds() != 2 || len(tl.Exec.Command) != 2 {
+	if need, ok := tl.RequireApproval.IsConst(); !need || !ok || tl.Exec.Timeout.Seconds() != 2 || len(tl.Exec.Command) != 2 {
 		t.Errorf("tool: %+v", tl)
 	}
 	if err := tl.ValidateInput(map[string]any{"n": "x"}); err == nil {
@@ -99,8 +99,8 @@ agents: {a: {model: m}}
 	if got := s.Agents["a"].MaxSteps; got != DefaultMaxSteps {
 		t.Errorf("maxSteps %d, want %d", got, DefaultMaxSteps)
 	}
-	if s.Tools["t"].Input["type"] != "object" {
-		t.Errorf("default input schema %v, want any object", s.Tools["t"].Input)
+	if s.Tools["t"].Input.Doc["type"] != "object" {
+		t.Errorf("default input schema %v, want any object", s.Tools["t"].Input.Doc)
 	}
 }
 
@@ -125,7 +125,7 @@ agents: {a: {model: m, tools: [base, derived]}}
 		t.Fatal(err)
 	}
 	d := s.Tools["derived"]
-	if !d.RequireApproval || d.Description != "derived" || d.Output == nil {
+	if need, _ := d.RequireApproval.IsConst(); !need || d.Description != "derived" || d.Output == nil {
 		t.Errorf("merged tool: %+v", d)
 	}
 }

@@ -11,6 +11,14 @@ type Call struct {
 	CallID string
 	Tool   string
 	Input  map[string]any // the arguments, valid against the tool's input schema
+	Resume map[string]any // the resume data it was given; nil if none
+	Run    map[string]any // id, agent and step of the run
+}
+
+// Env returns the variables a tool's placeholders see: input, resume
+// and run.
+func (c Call) Env() map[string]any {
+	return map[string]any{"input": c.Input, "resume": c.Resume, "run": c.Run}
 }
 
 // Result is what a tool call produced: the content the model is told and

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"fmt"
+	"encoding/json"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -12,53 +13,79 @@ import (
 // decideCmd builds approve or decline.
 func (a *app) decideCmd(action string) *cobra.Command {
 	var (
-		callID, as, reason string
-		out                format
+		d      engine.Decision
+		args   string
+		out    runFlags
+		always bool
 	)
 	cmd := &cobra.Command{
-		Use:  action + " RUNID [--call ID] [--as NAME] [--reason TEXT]",
-		Args: args(cobra.ExactArgs(1)),
+		Use:  action + " RUNID [--call ID | --all] [--as NAME] [--reason TEXT]",
+		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			ctx := cmd.Context()
-			e, err := a.engine(ctx)
-			if err != nil {
-				return err
+			if d.All && d.CallID != "" {
+				return usageErr(errors.New("--all and --call exclude each other"))
 			}
-			id, err := resolveRun(ctx, e, argv[0])
-			if err != nil {
-				return err
+			if args != "" {
+				d.Args = json.RawMessage(args)
 			}
-			v, err := e.Decide(ctx, engine.Decision{
-				RunID: id, CallID: callID, Action: action, By: as, OSUser: osUser(), Reason: reason,
-			})
-			if err != nil {
-				return err
-			}
-			return printRun(a.stdout, out, v)
+			d.Always = always
+			return a.decide(cmd, argv[0], &out, d)
 		},
 	}
 	switch action {
 	case store.Approve:
 		cmd.Short = "Approve a pending tool call and continue the run"
-		cmd.Long = `Approve lets a pending tool call execute, then continues the run in this
-process until it completes (exit 0), fails (exit 1) or waits for a human
-again (exit 3). RUNID may be any unique prefix of a run id. Without --call
-the run's only pending call is approved. Of several processes deciding the
-same call exactly one wins; the others exit 4 and change nothing.`
+		cmd.Long = `Approve lets a call waiting for approval execute, then continues the run in
+this process until it completes (exit 0), fails (exit 1) or waits for a
+human again (exit 3). RUNID may be any unique prefix of a run id. Without
+--call the run's only call waiting for approval is approved; --all
+approves every one. --args replaces the call's arguments (checked against
+the tool's input schema first; the edit is recorded and the model is told);
+--always also approves every later call of the same tool in this run. Of
+several processes deciding the same call exactly one wins; the others exit
+4 and change nothing.`
 		cmd.Example = `  agentctl approve 01JD3F --as alice --reason "ticket CHG-42"
-  agentctl approve 01JD3F --call call_2 -o json`
+  agentctl approve 01JD3F --call call_2 --args '{"service":"nginx","env":"staging"}'
+  agentctl approve 01JD3F --all --always -o json`
+		cmd.Flags().StringVar(&args, "args", "", "approve with these arguments instead (a JSON object)")
+		cmd.Flags().BoolVar(&always, "always", false, "also approve every later call of the same tool in this run")
 	case store.Decline:
 		cmd.Short = "Decline a pending tool call and continue the run"
-		cmd.Long = `Decline refuses a pending tool call: it never executes, and the model is
-told that a human declined it, with the reason, and not to retry unless
-asked. The run then continues in this process, as with approve.`
+		cmd.Long = `Decline refuses a pending call, whether it waits for approval or for
+resume data: it never executes, and the model is told that a human
+declined it, with the reason, and not to retry unless asked. The run then
+continues in this process, as with approve.`
 		cmd.Example = `  agentctl decline 01JD3F --reason "not during the freeze"
-  agentctl decline 01JD3F --call call_2 --as bob`
+  agentctl decline 01JD3F --all --as bob`
 	}
-	cmd.Flags().StringVar(&callID, "call", "", "the call to decide (default: the only pending call)")
-	cmd.Flags().StringVar(&as, "as", "", "record the decision on behalf of NAME (default: the OS user)")
-	cmd.Flags().StringVar(&reason, "reason", "", fmt.Sprintf("why; kept in the audit trail%s", map[string]string{
-		store.Decline: " and told to the model"}[action]))
-	addFormatFlag(cmd, &out)
+	d.Action = action
+	cmd.Flags().StringVar(&d.CallID, "call", "", "the call to decide (default: the only one waiting)")
+	cmd.Flags().BoolVar(&d.All, "all", false, "decide every call waiting for this decision")
+	addDecisionFlags(cmd, &d)
+	out.add(cmd)
 	return cmd
+}
+
+// addDecisionFlags adds the audit flags every decision takes.
+func addDecisionFlags(cmd *cobra.Command, d *engine.Decision) {
+	cmd.Flags().StringVar(&d.By, "as", "", "record the decision on behalf of NAME (default: the OS user)")
+	cmd.Flags().StringVar(&d.Reason, "reason", "", "why; kept in the audit trail (a decline's reason is told to the model)")
+}
+
+// decide resolves the run id and carries out a decision.
+func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.Decision) error {
+	ctx := cmd.Context()
+	e, err := a.engineFor(ctx, out)
+	if err != nil {
+		return err
+	}
+	if d.RunID, err = resolveRun(ctx, e, runID); err != nil {
+		return err
+	}
+	d.OSUser = osUser()
+	v, err := e.Decide(ctx, d)
+	if err != nil {
+		return err
+	}
+	return a.finish(out, v)
 }

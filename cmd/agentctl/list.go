@@ -20,7 +20,7 @@ func (a *app) listCmd() *cobra.Command {
 		Short: "List runs, newest first",
 		Example: `  agentctl list --status suspended
   agentctl list --agent oncall --limit 5 -o json`,
-		Args: args(cobra.NoArgs),
+		Args: argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch st := store.Status(status); st {
 			case "", store.Running, store.Suspended, store.Completed, store.Failed:

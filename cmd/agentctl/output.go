@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,35 +40,104 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// printRun prints a run after run, approve or decline, and returns the
-// exit code its status calls for.
-func printRun(w io.Writer, f format, v *engine.RunView) error {
+// printRun prints a run after a command that advanced it, and returns
+// the exit its status calls for.
+func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
+	if v.Notice != "" {
+		fmt.Fprintf(errw, "note: %s\n", v.Notice)
+	}
 	if f == "json" {
 		if err := writeJSON(w, v); err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, v.Status)
-		for _, p := range v.Pending {
-			fmt.Fprintf(w, "  pending  %s  %s  %s  %s\n", p.CallID, p.Tool, p.Args, p.Kind)
+		return statusExit(v.Status)
+	}
+	fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, v.Status)
+	approvals, suspended := 0, 0
+	for _, p := range v.Pending {
+		printPending(w, "  pending  ", p)
+		if p.Kind == store.KindSuspend {
+			suspended++
+		} else {
+			approvals++
 		}
-		switch v.Status {
-		case store.Suspended:
+	}
+	switch v.Status {
+	case store.Suspended:
+		if approvals > 0 {
 			call := ""
-			if len(v.Pending) > 1 {
+			if approvals > 1 {
 				call = " --call ID"
 			}
 			fmt.Fprintf(w, "approve: agentctl approve %s%s      decline: agentctl decline %s%s --reason \"...\"\n",
 				v.RunID, call, v.RunID, call)
-		case store.Completed:
-			fmt.Fprintln(w, v.Output)
-		case store.Failed:
-			fmt.Fprintf(w, "error: %s\n", v.Error)
-		case store.Running:
-			fmt.Fprintln(w, "another process is advancing this run; follow it with: agentctl show", v.RunID)
 		}
+		if suspended > 0 {
+			call := ""
+			if suspended > 1 {
+				call = " --call ID"
+			}
+			fmt.Fprintf(w, "resume: agentctl resume %s%s --data '{...}'\n", v.RunID, call)
+		}
+	case store.Completed:
+		fmt.Fprintln(w, v.Output)
+	case store.Failed:
+		fmt.Fprintf(w, "error: %s\n", v.Error)
+	case store.Running:
+		fmt.Fprintln(w, "another process is advancing this run; follow it with: agentctl events", v.RunID, "--follow")
 	}
 	return statusExit(v.Status)
+}
+
+// printPending prints one pending call on a line, then what it shows.
+func printPending(w io.Writer, prefix string, p engine.PendingView) {
+	fmt.Fprintf(w, "%s%s  %s  %s  %s", prefix, p.CallID, p.Tool, p.Args, p.Kind)
+	if p.Deadline != nil {
+		fmt.Fprintf(w, "  expires %s", stamp(*p.Deadline))
+	}
+	fmt.Fprintln(w)
+	pad := strings.Repeat(" ", len(prefix)+2)
+	if p.Kind == store.KindSuspend {
+		fmt.Fprintf(w, "%spayload: %s\n", pad, p.Payload)
+		if len(p.ResumeSchema) > 0 {
+			fmt.Fprintf(w, "%sresume data must satisfy: %s\n", pad, p.ResumeSchema)
+		}
+	}
+	if p.GateError != "" {
+		fmt.Fprintf(w, "%sapproval required because requireApproval failed: %s\n", pad, p.GateError)
+	}
+}
+
+// runFlags are the output flags of the commands that advance a run.
+type runFlags struct {
+	out    format
+	events bool
+}
+
+func (f *runFlags) add(cmd *cobra.Command) {
+	addFormatFlag(cmd, &f.out)
+	cmd.Flags().BoolVar(&f.events, "events", false, "write the run's events to stdout as JSON lines while it advances, instead of the result")
+}
+
+// engineFor returns an engine that streams events when --events is set.
+func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error) {
+	var onEvent func(store.Event)
+	if f.events {
+		onEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.Data) }
+	}
+	return a.engineWith(ctx, onEvent)
+}
+
+// finish prints a run as the flags ask and returns the exit its status
+// calls for.
+func (a *app) finish(f *runFlags, v *engine.RunView) error {
+	if f.events {
+		if v.Notice != "" {
+			fmt.Fprintf(a.stderr, "note: %s\n", v.Notice)
+		}
+		return statusExit(v.Status)
+	}
+	return printRun(a.stdout, a.stderr, f.out, v)
 }
 
 // statusExit maps a run's status to the command's exit.

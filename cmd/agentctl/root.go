@@ -69,7 +69,7 @@ func (a *app) rootCmd() *cobra.Command {
 		Long:          rootHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          args(cobra.NoArgs),
+		Args:          argsCheck(cobra.NoArgs),
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetIn(a.stdin)
@@ -84,6 +84,10 @@ func (a *app) rootCmd() *cobra.Command {
 		a.showCmd(),
 		a.decideCmd(store.Approve),
 		a.decideCmd(store.Decline),
+		a.resumeCmd(),
+		a.sendCmd(),
+		a.expireCmd(),
+		a.eventsCmd(),
 		a.schemaCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -169,12 +173,14 @@ func (a *app) store(ctx context.Context) (*sqlite.DB, error) {
 	return db, nil
 }
 
-func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
+func (a *app) engine(ctx context.Context) (*engine.Engine, error) { return a.engineWith(ctx, nil) }
+
+func (a *app) engineWith(ctx context.Context, onEvent func(store.Event)) (*engine.Engine, error) {
 	db, err := a.store(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return engine.New(db, engine.Config{}), nil
+	return engine.New(db, engine.Config{OnEvent: onEvent}), nil
 }
 
 func (a *app) close() {
@@ -216,7 +222,7 @@ func osUser() string {
 
 // args wraps a cobra positional-argument check so that its failure is a
 // usage error.
-func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+func argsCheck(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := check(cmd, a); err != nil {
 			return usageErr(err)

@@ -16,7 +16,7 @@ func (a *app) runCmd() *cobra.Command {
 		files           []string
 		input           string
 		requireApproval bool
-		out             format
+		out             runFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run AGENT -f FILE|DIR... [--input TEXT]",
@@ -28,7 +28,7 @@ snapshot of the spec: editing the files later does not change it.`,
 		Example: `  agentctl run oncall -f examples/agents/oncall.yaml --input "nginx is down in prod"
   echo "disk full on db-1" | agentctl run oncall -f examples/agents/ -o json
   agentctl run oncall -f examples/agents/ --require-approval --input "check nginx"`,
-		Args: args(cobra.ExactArgs(1)),
+		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if len(files) == 0 {
 				return usageErr(errors.New("run: no spec: pass -f FILE or -f DIR"))
@@ -48,7 +48,7 @@ snapshot of the spec: editing the files later does not change it.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := a.engine(ctx)
+			e, err := a.engineFor(ctx, &out)
 			if err != nil {
 				return err
 			}
@@ -60,13 +60,13 @@ snapshot of the spec: editing the files later does not change it.`,
 			if err != nil {
 				return err
 			}
-			return printRun(a.stdout, out, v)
+			return a.finish(&out, v)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "spec file or directory (repeatable)")
 	cmd.Flags().StringVar(&input, "input", "", "the user's message (default: standard input)")
 	cmd.Flags().BoolVar(&requireApproval, "require-approval", false, "every tool call of this run waits for a human")
-	addFormatFlag(cmd, &out)
+	out.add(cmd)
 	return cmd
 }
 

@@ -19,7 +19,7 @@ func (a *app) showCmd() *cobra.Command {
 RUNID may be any unique prefix of a run id.`,
 		Example: `  agentctl show 01JD3F
   agentctl show 01JD3F -o json | jq '.decisions'`,
-		Args: args(cobra.ExactArgs(1)),
+		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
 			e, err := a.engine(ctx)
@@ -62,17 +62,29 @@ func printDetail(a *app, d *engine.RunDetail) {
 	if len(d.Pending) > 0 {
 		fmt.Fprintln(w, "\npending")
 		for _, p := range d.Pending {
-			fmt.Fprintf(w, "  %s  %s  %s  %s\n", p.CallID, p.Tool, p.Args, p.Kind)
+			printPending(w, "  ", p)
 		}
 	}
 	if len(d.Calls) > 0 {
 		fmt.Fprintln(w, "\ncalls")
 		for _, c := range d.Calls {
 			fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, c.Args)
+			if c.Gate != "" {
+				fmt.Fprintf(w, "      approval: %s\n", c.Gate)
+			}
+			if c.GateError != "" {
+				fmt.Fprintf(w, "      requireApproval failed: %s\n", c.GateError)
+			}
+			if len(c.Resume) > 0 {
+				fmt.Fprintf(w, "      resumed with: %s\n", c.Resume)
+			}
 			if c.Result != "" {
 				fmt.Fprintf(w, "      result: %s\n", oneLine(c.Result, 200))
 			}
 		}
+	}
+	if len(d.Grants) > 0 {
+		fmt.Fprintf(w, "\napproved for the rest of the run: %s\n", strings.Join(d.Grants, ", "))
 	}
 	if len(d.Decisions) > 0 {
 		fmt.Fprintln(w, "\ndecisions")
@@ -86,6 +98,12 @@ func printDetail(a *app, d *engine.RunDetail) {
 				fmt.Fprintf(w, "  reason: %s", oneLine(x.Reason, 200))
 			}
 			fmt.Fprintln(w)
+			if len(x.ArgsAfter) > 0 {
+				fmt.Fprintf(w, "      args: %s -> %s\n", x.ArgsBefore, x.ArgsAfter)
+			}
+			if len(x.Data) > 0 {
+				fmt.Fprintf(w, "      data: %s\n", x.Data)
+			}
 		}
 	}
 }

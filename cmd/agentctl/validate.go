@@ -20,7 +20,7 @@ in it) as one spec, checks them against the spec schema and for meaning
 file:line:col: message. It exits 0 when the spec is valid and 2 when not.`,
 		Example: `  agentctl validate examples/agents/oncall.yaml
   agentctl validate agents/ tools/`,
-		Args: args(cobra.MinimumNArgs(1)),
+		Args: argsCheck(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			s, err := loadSpec(files)
 			if err != nil {

@@ -52,6 +52,7 @@ func (s CallStatus) Done() bool {
 // Kinds of pending call.
 const (
 	KindApproval = "approval" // waits for approve or decline
+	KindSuspend  = "suspend"  // the tool paused itself: waits for resume data (or decline)
 )
 
 // Run is one run of an agent.
@@ -71,36 +72,73 @@ type Run struct {
 
 // Call is one tool call a model made in a run.
 type Call struct {
-	RunID     string
-	ID        string
-	Seq       int // order within the run, from 1
-	Step      int // the model turn that made it
-	Tool      string
-	Args      json.RawMessage
-	Status    CallStatus
-	Kind      string // for pending calls: what they wait for
-	Result    string // what the model is told; set once Done
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	RunID  string
+	ID     string
+	Seq    int // order within the run, from 1
+	Step   int // the model turn that made it
+	Tool   string
+	Args   json.RawMessage
+	Status CallStatus
+	Kind   string // for pending calls: what they wait for
+	Result string // what the model is told; set once Done
+	// Gate records the approval gate's verdict when the call was made:
+	// what required approval, or why none was needed.
+	Gate string
+	// GateError is the requireApproval expression's error, if it failed
+	// (the call then required approval: it fails closed).
+	GateError    string
+	Payload      json.RawMessage // what a suspended call shows; nil otherwise
+	ResumeSchema json.RawMessage // what its resume data must satisfy; nil: anything
+	Resume       json.RawMessage // the resume data it was given last; nil if none
+	Deadline     time.Time       // when a pending call expires; zero: never
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Decision actions.
 const (
-	Approve = "approve"
-	Decline = "decline"
+	Approve = "approve" // a pending approval: the call may run (Args may be edited)
+	Decline = "decline" // any pending call: it never runs; the model is told
+	Resume  = "resume"  // a suspended call: it goes on with Data
+	Expire  = "expire"  // a pending call past its deadline, declined by agentctl
+	Grant   = "grant"   // with an approval: later calls of the tool need none
 )
 
-// Decision is a human's decision on a call, kept as an audit record.
+// Decision is a decision on a call, kept as an append-only audit record.
 type Decision struct {
-	RunID  string
-	CallID string
-	Action string // Approve or Decline
-	By     string // on whose behalf (--as), else the OS user
-	OSUser string // the OS user who ran the command
-	Reason string
-	At     time.Time
-	// Result is the call's result for a decline: what the model is told.
+	RunID      string
+	CallID     string
+	Action     string // Approve, Decline, Resume, Expire or Grant
+	By         string // on whose behalf (--as), else the OS user
+	OSUser     string // the OS user who ran the command
+	Reason     string
+	ArgsBefore json.RawMessage // the call's arguments before the decision
+	ArgsAfter  json.RawMessage // after it, when an approval edited them
+	Data       json.RawMessage // resume data, for Resume
+	At         time.Time
+	// Result is the call's result for a decline or expiry: what the model
+	// is told.
 	Result string
+}
+
+// Event is one step of a run as consumers see it (agentctl events).
+type Event struct {
+	ID    int64 // increasing within a store
+	RunID string
+	Type  string          // text-delta, tool-call, tool-result, ...
+	Data  json.RawMessage // the event's fields, a JSON object
+	At    time.Time
+}
+
+// Move is one transition of a call in the ledger.
+type Move struct {
+	RunID, CallID string
+	From, To      CallStatus
+	Result        string          // the call's result, when To is Done
+	Kind          string          // when To is pending: what it waits for
+	Payload       json.RawMessage // when To is pending with KindSuspend
+	ResumeSchema  json.RawMessage // likewise: what resume data must satisfy
+	Deadline      time.Time       // when To is pending: when it expires
 }
 
 // Lease identifies the process advancing a run.
@@ -137,30 +175,46 @@ type Store interface {
 	Decisions(ctx context.Context, runID string) ([]*Decision, error)
 	// Spec returns a spec snapshot by hash.
 	Spec(ctx context.Context, hash string) ([]byte, error)
+	// Grants returns the tools whose calls a human approved for the rest
+	// of the run (approve --always).
+	Grants(ctx context.Context, runID string) ([]string, error)
+	// Expired returns the runs that have a pending call whose deadline is
+	// before now.
+	Expired(ctx context.Context, now time.Time) ([]string, error)
+	// Events returns a run's events after the one with id after, in order.
+	Events(ctx context.Context, runID string, after int64) ([]*Event, error)
+
+	// Every write below also appends its events, in the same transaction.
 
 	// Checkpoint saves a run's state, step, status, output and error, and
 	// adds new calls, in one transaction. A terminal status releases the
 	// lease.
-	Checkpoint(ctx context.Context, lease Lease, r *Run, newCalls []*Call) error
-	// StartCall moves an approved call to executing. It fails with a
-	// *ConflictError when the call is not approved.
-	StartCall(ctx context.Context, lease Lease, runID, callID string) error
-	// FinishCall records an executing call's outcome.
-	FinishCall(ctx context.Context, lease Lease, runID, callID string, status CallStatus, result string) error
+	Checkpoint(ctx context.Context, lease Lease, r *Run, newCalls []*Call, ev ...Event) error
+	// MoveCall makes one transition of a call of a run lease holds. It
+	// fails with a *ConflictError when the call is not in m.From.
+	MoveCall(ctx context.Context, lease Lease, m Move, ev ...Event) error
 	// Suspend marks the run suspended (in r too) and releases the lease,
 	// provided the run waits on a pending call and has no approved call
 	// to run; it returns ErrNotIdle otherwise (a decision arrived
 	// meanwhile).
-	Suspend(ctx context.Context, lease Lease, r *Run) error
+	Suspend(ctx context.Context, lease Lease, r *Run, ev ...Event) error
+	// Claim takes the lease on a run in one of the given statuses that no
+	// live process holds, and marks it running. It fails with a
+	// *StateError otherwise.
+	Claim(ctx context.Context, lease Lease, runID string, from ...Status) error
 	// Renew extends the lease on a run.
 	Renew(ctx context.Context, lease Lease, runID string) error
 
-	// Decide records a decision on a pending call: the call moves to
-	// approved or declined and the decision is kept, in one transaction.
-	// When no live process holds the run, the lease is taken for the
-	// caller, who must then advance the run; claimed reports that.
-	// Deciding a call that is not pending fails with a *ConflictError.
-	Decide(ctx context.Context, d *Decision, lease Lease) (claimed bool, err error)
+	// Decide records decisions on pending calls of one run, all or none,
+	// in one transaction: Approve and Resume move a call to approved
+	// (with edited args or resume data), Decline and Expire to declined;
+	// Grant only adds its record. Approve needs a call waiting for
+	// approval, Resume one that suspended itself. When no live process
+	// holds the run, the lease is taken for the caller, who must then
+	// advance the run; claimed reports that. A call that is not pending
+	// (or waits for another kind of decision) fails the whole batch with
+	// a *ConflictError.
+	Decide(ctx context.Context, ds []*Decision, lease Lease, ev ...Event) (claimed bool, err error)
 
 	Close() error
 }
@@ -189,6 +243,7 @@ type ConflictError struct {
 	RunID  string
 	CallID string
 	Status CallStatus // the call's status now; empty when there is no such call
+	Kind   string     // for a pending call: what it waits for
 	Action string     // the decision taken on it, if any
 	By     string     // who took it
 	At     time.Time
@@ -198,12 +253,31 @@ func (e *ConflictError) Error() string {
 	switch {
 	case e.Status == "":
 		return fmt.Sprintf("run %s has no call %s", e.RunID, e.CallID)
+	case e.Status == CallPending && e.Kind == KindSuspend:
+		return fmt.Sprintf("call %s of run %s suspended itself and waits for resume data: use agentctl resume (or decline)", e.CallID, e.RunID)
+	case e.Status == CallPending && e.Kind == KindApproval:
+		return fmt.Sprintf("call %s of run %s waits for approval, not resume data: use agentctl approve or decline", e.CallID, e.RunID)
 	case e.Action != "":
 		return fmt.Sprintf("call %s of run %s was already %sd by %s at %s (now %s)",
 			e.CallID, e.RunID, e.Action, e.By, e.At.UTC().Format(time.RFC3339), e.Status)
 	}
 	return fmt.Sprintf("call %s of run %s is %s", e.CallID, e.RunID, e.Status)
 }
+
+// StateError reports a run not in a status an operation needs. It
+// matches ErrConflict.
+type StateError struct {
+	RunID  string
+	Status Status
+	Want   []Status
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("run %s is %s", e.RunID, e.Status)
+}
+
+// Is makes a StateError match ErrConflict.
+func (e *StateError) Is(target error) bool { return target == ErrConflict }
 
 // NotFoundError reports a missing record. It matches ErrNotFound.
 type NotFoundError struct{ What string }

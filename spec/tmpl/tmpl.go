@@ -223,3 +223,169 @@ func Text(v any) (string, error) {
 	}
 	return string(b), nil
 }
+
+// Value is a compiled tree of JSON values (maps, lists, scalars) whose
+// strings may hold placeholders, such as a suspend payload.
+type Value struct {
+	str  *String
+	list []*Value
+	obj  map[string]*Value
+	lit  any // a non-string scalar
+	kind byte
+}
+
+const (
+	kindLit byte = iota
+	kindStr
+	kindList
+	kindObj
+)
+
+// PathError is a compile error inside a Value: Path holds the JSON
+// pointer tokens of the string that failed.
+type PathError struct {
+	Path []string
+	Err  *Error
+}
+
+func (e *PathError) Error() string { return e.Err.Error() }
+
+// ParseValue compiles every string in v, a JSON-like tree.
+func ParseValue(v any, vars Vars) (*Value, error) {
+	return parseValue(v, vars, nil)
+}
+
+func parseValue(v any, vars Vars, path []string) (*Value, error) {
+	switch v := v.(type) {
+	case string:
+		s, err := Parse(v, vars)
+		if err != nil {
+			return nil, &PathError{Path: path, Err: err.(*Error)}
+		}
+		return &Value{str: s, kind: kindStr}, nil
+	case []any:
+		out := &Value{kind: kindList, list: make([]*Value, len(v))}
+		for i, e := range v {
+			c, err := parseValue(e, vars, append(path[:len(path):len(path)], fmt.Sprint(i)))
+			if err != nil {
+				return nil, err
+			}
+			out.list[i] = c
+		}
+		return out, nil
+	case map[string]any:
+		out := &Value{kind: kindObj, obj: make(map[string]*Value, len(v))}
+		for k, e := range v {
+			c, err := parseValue(e, vars, append(path[:len(path):len(path)], k))
+			if err != nil {
+				return nil, err
+			}
+			out.obj[k] = c
+		}
+		return out, nil
+	}
+	return &Value{lit: v}, nil
+}
+
+// Eval evaluates every placeholder and returns the resulting tree.
+func (v *Value) Eval(env Env) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch v.kind {
+	case kindStr:
+		return v.str.Eval(env)
+	case kindList:
+		out := make([]any, len(v.list))
+		for i, e := range v.list {
+			x, err := e.Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	case kindObj:
+		out := make(map[string]any, len(v.obj))
+		for k, e := range v.obj {
+			x, err := e.Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = x
+		}
+		return out, nil
+	}
+	return v.lit, nil
+}
+
+// Literal reports whether v holds no placeholder.
+func (v *Value) Literal() bool {
+	switch {
+	case v == nil:
+		return true
+	case v.kind == kindStr:
+		return v.str.Literal()
+	}
+	for _, e := range v.list {
+		if !e.Literal() {
+			return false
+		}
+	}
+	for _, e := range v.obj {
+		if !e.Literal() {
+			return false
+		}
+	}
+	return true
+}
+
+// Expr is a compiled condition: a constant boolean or one placeholder
+// whose expression yields a boolean.
+type Expr struct {
+	constant bool
+	expr     *String
+}
+
+// Const returns an Expr that is always b.
+func Const(b bool) Expr { return Expr{constant: b} }
+
+// ParseExpr compiles a string that must be exactly one placeholder.
+func ParseExpr(s string, vars Vars) (Expr, error) {
+	t, err := Parse(s, vars)
+	if err != nil {
+		return Expr{}, err
+	}
+	if len(t.parts) != 1 || t.parts[0].prog == nil {
+		return Expr{}, &Error{Msg: "want one ${{ expression }} and nothing around it"}
+	}
+	return Expr{expr: t}, nil
+}
+
+// IsConst reports whether e is a constant, and which.
+func (e Expr) IsConst() (value, ok bool) { return e.constant, e.expr == nil }
+
+// Source returns the expression as written ("true" or "false" for constants).
+func (e Expr) Source() string {
+	if e.expr == nil {
+		return strconv.FormatBool(e.constant)
+	}
+	return e.expr.Source()
+}
+
+// Eval evaluates the condition. An expression that does not yield a
+// boolean is an error.
+func (e Expr) Eval(env Env) (bool, error) {
+	if e.expr == nil {
+		return e.constant, nil
+	}
+	v, err := e.expr.Eval(env)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("expression %q: got %T, want a boolean", e.expr.parts[0].prog.Source().String(), v)
+	}
+	return b, nil
+}

@@ -2,6 +2,7 @@ package tmpl
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -99,5 +100,55 @@ func TestLiteral(t *testing.T) {
 		if s.Literal() != want {
 			t.Errorf("Literal(%q) = %v, want %v", src, !want, want)
 		}
+	}
+}
+
+func TestValue(t *testing.T) {
+	v, err := ParseValue(map[string]any{
+		"message": "Deploy ${{ input.v }}?",
+		"version": "${{ input.v }}",
+		"list":    []any{"${{ input.n }}", true},
+		"n":       3,
+	}, vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Literal() {
+		t.Error("Literal() with placeholders")
+	}
+	got, err := v.Eval(Env{"input": map[string]any{"v": "1.2", "n": 7.0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"list":[7,true],"message":"Deploy 1.2?","n":3,"version":"1.2"}`
+	if s := mustText(t, got); s != want {
+		t.Errorf("got %s, want %s", s, want)
+	}
+	_, err = ParseValue(map[string]any{"a": []any{"ok", "${{ nope }}"}}, vars)
+	var pe *PathError
+	if !errors.As(err, &pe) || strings.Join(pe.Path, "/") != "a/1" {
+		t.Errorf("error %v, want a PathError at a/1", err)
+	}
+}
+
+func TestExpr(t *testing.T) {
+	e, err := ParseExpr("${{ input.env == 'prod' }}", vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for env, want := range map[string]bool{"prod": true, "dev": false} {
+		if got, err := e.Eval(Env{"input": map[string]any{"env": env}}); err != nil || got != want {
+			t.Errorf("env=%s: %v, %v", env, got, err)
+		}
+	}
+	if _, err := ParseExpr("x ${{ true }}", vars); err == nil {
+		t.Error("text around the placeholder: want an error")
+	}
+	n, _ := ParseExpr("${{ input.n }}", vars)
+	if _, err := n.Eval(Env{"input": map[string]any{"n": 1}}); err == nil || !strings.Contains(err.Error(), "want a boolean") {
+		t.Errorf("non-boolean: %v", err)
+	}
+	if b, ok := Const(true).IsConst(); !b || !ok {
+		t.Error("Const(true)")
 	}
 }

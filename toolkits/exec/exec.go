@@ -53,7 +53,7 @@ type Output struct {
 // Do implements toolkits.Action. A non-zero exit or a timeout is a failed
 // result; a command that cannot start is an error.
 func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
-	env := tmpl.Env{"input": c.Input}
+	env := tmpl.Env(c.Env())
 	argv := make([]string, len(a.argv))
 	for i, t := range a.argv {
 		s, err := t.Render(env)

@@ -6,20 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, created_at, updated_at`
+const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at`
 
 func scanCall(sc scanner) (*store.Call, error) {
 	var c store.Call
 	var args string
+	var payload, resume, resumeSchema sql.NullString
+	var deadline sql.NullInt64
 	var created, updated int64
-	if err := sc.Scan(&c.RunID, &c.ID, &c.Seq, &c.Step, &c.Tool, &args, &c.Status, &c.Kind, &c.Result, &created, &updated); err != nil {
+	if err := sc.Scan(&c.RunID, &c.ID, &c.Seq, &c.Step, &c.Tool, &args, &c.Status, &c.Kind, &c.Result,
+		&c.Gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated); err != nil {
 		return nil, err
 	}
 	c.Args = []byte(args)
+	c.Payload, c.Resume, c.ResumeSchema = raw(payload), raw(resume), raw(resumeSchema)
+	if deadline.Valid {
+		c.Deadline = fromMS(deadline.Int64)
+	}
 	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
 	return &c, nil
 }
@@ -77,7 +85,7 @@ func (s *DB) Pending(ctx context.Context, runIDs []string) (map[string][]*store.
 
 // Decisions implements store.Store.
 func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, call_id, action, by_name, os_user, reason, at
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at
 		FROM decisions WHERE run_id = ? ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("decisions of run %s: %w", runID, err)
@@ -86,72 +94,150 @@ func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, er
 	var out []*store.Decision
 	for rows.Next() {
 		var d store.Decision
+		var before, after, data sql.NullString
 		var at int64
-		if err := rows.Scan(&d.RunID, &d.CallID, &d.Action, &d.By, &d.OSUser, &d.Reason, &at); err != nil {
+		if err := rows.Scan(&d.RunID, &d.CallID, &d.Action, &d.By, &d.OSUser, &d.Reason, &before, &after, &data, &at); err != nil {
 			return nil, err
 		}
+		d.ArgsBefore, d.ArgsAfter, d.Data = raw(before), raw(after), raw(data)
 		d.At = fromMS(at)
 		out = append(out, &d)
 	}
 	return out, rows.Err()
 }
 
-// StartCall implements store.Store.
-func (s *DB) StartCall(ctx context.Context, lease store.Lease, runID, callID string) error {
-	return s.moveCall(ctx, lease, runID, callID, store.CallApproved, store.CallExecuting, "")
+func raw(s sql.NullString) []byte {
+	if !s.Valid {
+		return nil
+	}
+	return []byte(s.String)
 }
 
-// FinishCall implements store.Store.
-func (s *DB) FinishCall(ctx context.Context, lease store.Lease, runID, callID string, status store.CallStatus, result string) error {
-	return s.moveCall(ctx, lease, runID, callID, store.CallExecuting, status, result)
+// Grants implements store.Store.
+func (s *DB) Grants(ctx context.Context, runID string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT c.tool FROM decisions d
+		JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id
+		WHERE d.run_id = ? AND d.action = 'grant' ORDER BY c.tool`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("grants of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
 }
 
-// moveCall moves a call of a run that lease holds from one status to
-// another, in one conditional update.
-func (s *DB) moveCall(ctx context.Context, lease store.Lease, runID, callID string, from, to store.CallStatus, result string) error {
+// Expired implements store.Store.
+func (s *DB) Expired(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT run_id FROM calls
+		WHERE status = 'pending' AND deadline IS NOT NULL AND deadline < ? ORDER BY run_id`, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("expired calls: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// Events implements store.Store.
+func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, type, data, at FROM events
+		WHERE run_id = ? AND id > ? ORDER BY id`, runID, after)
+	if err != nil {
+		return nil, fmt.Errorf("events of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []*store.Event
+	for rows.Next() {
+		var e store.Event
+		var data string
+		var at int64
+		if err := rows.Scan(&e.ID, &e.RunID, &e.Type, &data, &at); err != nil {
+			return nil, err
+		}
+		e.Data, e.At = []byte(data), fromMS(at)
+		out = append(out, &e)
+	}
+	return out, rows.Err()
+}
+
+// appendEvents writes events in the caller's transaction.
+func appendEvents(ctx context.Context, tx *sql.Tx, now time.Time, evs []store.Event) error {
+	for _, e := range evs {
+		data := e.Data
+		if len(data) == 0 {
+			data = []byte("{}")
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES(?, ?, ?, ?)`,
+			e.RunID, e.Type, string(data), ms(now)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MoveCall implements store.Store.
+func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
 	now := s.now()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, updated_at = ?
+		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = ?, payload = COALESCE(?, payload),
+			resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = ?
 			AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`,
-			to, result, ms(now), runID, callID, from, runID, lease.Owner)
-		if err := one(res, err, store.ErrConflict); !errors.Is(err, store.ErrConflict) {
+			m.To, m.Result, m.Kind, text(m.Payload), text(m.ResumeSchema), msOrNil(m.Deadline), ms(now),
+			m.RunID, m.CallID, m.From, m.RunID, lease.Owner)
+		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
+			if err := holds(ctx, tx, lease, m.RunID); err != nil {
+				return err
+			}
+			return conflict(ctx, tx, m.RunID, m.CallID)
+		} else if err != nil {
 			return err
 		}
-		if err := holds(ctx, tx, lease, runID); err != nil {
-			return err
-		}
-		return conflict(ctx, tx, runID, callID)
+		return appendEvents(ctx, tx, now, ev)
 	})
 	if err != nil {
-		return fmt.Errorf("%s call %s: %w", to, callID, err)
+		return fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
 	}
 	return nil
 }
 
 // Decide implements store.Store.
-func (s *DB) Decide(ctx context.Context, d *store.Decision, lease store.Lease) (bool, error) {
-	now := s.now()
-	status := store.CallApproved
-	if d.Action == store.Decline {
-		status = store.CallDeclined
+func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease, ev ...store.Event) (bool, error) {
+	if len(ds) == 0 {
+		return false, nil
 	}
+	now := s.now()
+	runID := ds[0].RunID
 	var claimed bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', updated_at = ?
-			WHERE run_id = ? AND call_id = ? AND status = 'pending'`, status, d.Result, ms(now), d.RunID, d.CallID)
-		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
-			return conflict(ctx, tx, d.RunID, d.CallID)
-		} else if err != nil {
+		for _, d := range ds {
+			if d.RunID != runID {
+				return fmt.Errorf("decisions for several runs in one batch")
+			}
+			if err := decide(ctx, tx, d, now); err != nil {
+				return err
+			}
+		}
+		if err := appendEvents(ctx, tx, now, ev); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, reason, at)
-			VALUES(?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Reason, ms(now)); err != nil {
-			return err
-		}
-		res, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ?
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ?
 			WHERE id = ? AND status IN ('suspended', 'running') AND (owner IS NULL OR lease_expires < ?)`,
-			lease.Owner, ms(now.Add(lease.TTL)), ms(now), d.RunID, ms(now))
+			lease.Owner, ms(now.Add(lease.TTL)), ms(now), runID, ms(now))
 		if err != nil {
 			return err
 		}
@@ -164,10 +250,50 @@ func (s *DB) Decide(ctx context.Context, d *store.Decision, lease store.Lease) (
 		return false, err
 	}
 	if err != nil {
-		return false, fmt.Errorf("%s call %s of run %s: %w", d.Action, d.CallID, d.RunID, err)
+		return false, fmt.Errorf("decide on run %s: %w", runID, err)
 	}
-	d.At = fromMS(ms(now))
+	for _, d := range ds {
+		d.At = fromMS(ms(now))
+	}
 	return claimed, nil
+}
+
+// decide applies one decision in the caller's transaction.
+func decide(ctx context.Context, tx *sql.Tx, d *store.Decision, now time.Time) error {
+	var res sql.Result
+	var err error
+	switch d.Action {
+	case store.Approve:
+		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'approved', kind = '', deadline = NULL,
+			args = COALESCE(?, args), updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = 'pending' AND kind = 'approval'`,
+			text(d.ArgsAfter), ms(now), d.RunID, d.CallID)
+	case store.Resume:
+		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'approved', kind = '', deadline = NULL,
+			resume = ?, updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = 'pending' AND kind = 'suspend'`,
+			text(d.Data), ms(now), d.RunID, d.CallID)
+	case store.Decline, store.Expire:
+		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'declined', kind = '', deadline = NULL,
+			result = ?, updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = 'pending'`,
+			d.Result, ms(now), d.RunID, d.CallID)
+	case store.Grant:
+		// Only the record: it goes with an approval in the same batch.
+	default:
+		return fmt.Errorf("unknown decision %q", d.Action)
+	}
+	if res != nil || err != nil {
+		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
+			return conflict(ctx, tx, d.RunID, d.CallID)
+		} else if err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Reason,
+		text(d.ArgsBefore), text(d.ArgsAfter), text(d.Data), ms(now))
+	return err
 }
 
 // holds checks that lease holds the run.
@@ -184,7 +310,7 @@ func holds(ctx context.Context, tx *sql.Tx, lease store.Lease, runID string) err
 // another state: it says what state, and who decided it.
 func conflict(ctx context.Context, tx *sql.Tx, runID, callID string) error {
 	e := &store.ConflictError{RunID: runID, CallID: callID}
-	err := tx.QueryRowContext(ctx, `SELECT status FROM calls WHERE run_id = ? AND call_id = ?`, runID, callID).Scan(&e.Status)
+	err := tx.QueryRowContext(ctx, `SELECT status, kind FROM calls WHERE run_id = ? AND call_id = ?`, runID, callID).Scan(&e.Status, &e.Kind)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e
 	}
@@ -192,7 +318,8 @@ func conflict(ctx context.Context, tx *sql.Tx, runID, callID string) error {
 		return err
 	}
 	var at int64
-	err = tx.QueryRowContext(ctx, `SELECT action, by_name, at FROM decisions WHERE run_id = ? AND call_id = ? ORDER BY id DESC LIMIT 1`,
+	err = tx.QueryRowContext(ctx, `SELECT action, by_name, at FROM decisions
+		WHERE run_id = ? AND call_id = ? AND action != 'grant' ORDER BY id DESC LIMIT 1`,
 		runID, callID).Scan(&e.Action, &e.By, &at)
 	if err == nil {
 		e.At = fromMS(at)

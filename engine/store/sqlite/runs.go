@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -130,7 +131,7 @@ func (s *DB) Spec(ctx context.Context, hash string) ([]byte, error) {
 }
 
 // Checkpoint implements store.Store.
-func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, newCalls []*store.Call) error {
+func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, newCalls []*store.Call, ev ...store.Event) error {
 	now := s.now()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
@@ -144,15 +145,16 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 			return err
 		}
 		for _, c := range newCalls {
-			_, err := tx.ExecContext(ctx, `INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, kind, result, created_at, updated_at)
-				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				r.ID, c.ID, c.Seq, c.Step, c.Tool, string(c.Args), c.Status, c.Kind, c.Result, ms(now), ms(now))
+			_, err := tx.ExecContext(ctx, `INSERT INTO calls(`+callCols+`)
+				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.ID, c.ID, c.Seq, c.Step, c.Tool, string(c.Args), c.Status, c.Kind, c.Result,
+				c.Gate, c.GateError, text(c.Payload), text(c.Resume), text(c.ResumeSchema), msOrNil(c.Deadline), ms(now), ms(now))
 			if err != nil {
 				return err
 			}
 			c.RunID, c.CreatedAt, c.UpdatedAt = r.ID, fromMS(ms(now)), fromMS(ms(now))
 		}
-		return nil
+		return appendEvents(ctx, tx, now, ev)
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint run %s: %w", r.ID, err)
@@ -162,7 +164,7 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 }
 
 // Suspend implements store.Store.
-func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run) error {
+func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ...store.Event) error {
 	runID, now := r.ID, s.now()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var pending, approved int
@@ -177,12 +179,43 @@ func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run) error
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'suspended', owner = NULL, lease_expires = NULL,
 			updated_at = ? WHERE id = ? AND owner = ?`, ms(now), runID, lease.Owner)
-		return one(res, err, store.ErrLeaseLost)
+		if err := one(res, err, store.ErrLeaseLost); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, now, ev)
 	})
 	if err != nil {
 		return fmt.Errorf("suspend run %s: %w", runID, err)
 	}
 	r.Status, r.UpdatedAt = store.Suspended, fromMS(ms(now))
+	return nil
+}
+
+// Claim implements store.Store.
+func (s *DB) Claim(ctx context.Context, lease store.Lease, runID string, from ...store.Status) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var status store.Status
+		var owner sql.NullString
+		var expires sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT status, owner, lease_expires FROM runs WHERE id = ?`, runID).Scan(&status, &owner, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &store.NotFoundError{What: "no run " + runID}
+		}
+		if err != nil {
+			return err
+		}
+		held := owner.Valid && owner.String != lease.Owner && expires.Int64 >= ms(now)
+		if held || !slices.Contains(from, status) {
+			return &store.StateError{RunID: runID, Status: status, Want: from}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ? WHERE id = ?`,
+			lease.Owner, ms(now.Add(lease.TTL)), ms(now), runID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("claim run %s: %w", runID, err)
+	}
 	return nil
 }
 

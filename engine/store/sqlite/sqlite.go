@@ -124,6 +124,27 @@ var migrations = []string{
 		at       INTEGER NOT NULL
 	);
 	CREATE INDEX decisions_run ON decisions(run_id, call_id);`,
+
+	// Approval and suspension semantics: the gate's verdict, suspend
+	// payloads, resume data, deadlines, edits, and the event log.
+	`ALTER TABLE calls ADD COLUMN gate TEXT NOT NULL DEFAULT '';
+	ALTER TABLE calls ADD COLUMN gate_error TEXT NOT NULL DEFAULT '';
+	ALTER TABLE calls ADD COLUMN payload TEXT;
+	ALTER TABLE calls ADD COLUMN resume TEXT;
+	ALTER TABLE calls ADD COLUMN resume_schema TEXT;
+	ALTER TABLE calls ADD COLUMN deadline INTEGER;
+	CREATE INDEX calls_deadline ON calls(deadline) WHERE status = 'pending' AND deadline IS NOT NULL;
+	ALTER TABLE decisions ADD COLUMN args_before TEXT;
+	ALTER TABLE decisions ADD COLUMN args_after TEXT;
+	ALTER TABLE decisions ADD COLUMN data TEXT;
+	CREATE TABLE events (
+		id     INTEGER PRIMARY KEY,
+		run_id TEXT NOT NULL REFERENCES runs(id),
+		type   TEXT NOT NULL,
+		data   TEXT NOT NULL,
+		at     INTEGER NOT NULL
+	);
+	CREATE INDEX events_run ON events(run_id, id);`,
 }
 
 // ErrNewerSchema reports a database written by a newer agentctl.
@@ -179,5 +200,21 @@ func (s *DB) read(ctx context.Context, f func(*sql.Tx) error) error {
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// msOrNil stores a zero time as NULL.
+func msOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// text stores an empty JSON value as NULL.
+func text(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
 
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -61,6 +62,11 @@ func Run(t *testing.T, b Backend) {
 		{"DecideClaims", testDecideClaims},
 		{"CallLedger", testCallLedger},
 		{"ConcurrentDecide", testConcurrentDecide},
+		{"DecisionKinds", testDecisionKinds},
+		{"BatchAllOrNothing", testBatch},
+		{"GrantsAndExpiry", testGrantsAndExpiry},
+		{"Claim", testClaim},
+		{"Events", testEvents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +77,10 @@ func Run(t *testing.T, b Backend) {
 }
 
 var lease = store.Lease{Owner: "p1", TTL: time.Minute}
+
+func start(runID, callID string) store.Move {
+	return store.Move{RunID: runID, CallID: callID, From: store.CallApproved, To: store.CallExecuting}
+}
 
 // newRun creates a running run held by l, with calls in the given statuses.
 func newRun(e *env, s store.Store, id string, l store.Lease, statuses ...store.CallStatus) *store.Run {
@@ -199,7 +209,7 @@ func testLeaseGuardsWrites(e *env) {
 	if err := s.Checkpoint(e.ctx, other, r, nil); !errors.Is(err, store.ErrLeaseLost) {
 		e.t.Errorf("Checkpoint by a non-holder: %v, want ErrLeaseLost", err)
 	}
-	if err := s.StartCall(e.ctx, other, "01A", "call_1"); !errors.Is(err, store.ErrLeaseLost) {
+	if err := s.MoveCall(e.ctx, other, start("01A", "call_1")); !errors.Is(err, store.ErrLeaseLost) {
 		e.t.Errorf("StartCall by a non-holder: %v, want ErrLeaseLost", err)
 	}
 	if err := s.Renew(e.ctx, other, "01A"); !errors.Is(err, store.ErrLeaseLost) {
@@ -248,12 +258,12 @@ func testDecideOnce(e *env) {
 	s := e.handle()
 	suspended(e, s, "01A", 2)
 	d := &store.Decision{RunID: "01A", CallID: "call_1", Action: store.Decline, By: "alice", OSUser: "root", Reason: "no", Result: "declined: no"}
-	if _, err := s.Decide(e.ctx, d, lease); err != nil {
+	if _, err := s.Decide(e.ctx, []*store.Decision{d}, lease); err != nil {
 		e.t.Fatal(err)
 	}
 	e.clock.add(time.Second)
 	again := &store.Decision{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "bob", OSUser: "bob"}
-	_, err := s.Decide(e.ctx, again, store.Lease{Owner: "p2", TTL: time.Minute})
+	_, err := s.Decide(e.ctx, []*store.Decision{again}, store.Lease{Owner: "p2", TTL: time.Minute})
 	var ce *store.ConflictError
 	if !errors.As(err, &ce) || !errors.Is(err, store.ErrConflict) {
 		e.t.Fatalf("second decision: %v, want a ConflictError", err)
@@ -261,7 +271,7 @@ func testDecideOnce(e *env) {
 	if ce.Status != store.CallDeclined || ce.Action != store.Decline || ce.By != "alice" {
 		e.t.Errorf("conflict %+v: want declined by alice", ce)
 	}
-	_, err = s.Decide(e.ctx, &store.Decision{RunID: "01A", CallID: "call_9", Action: store.Approve}, lease)
+	_, err = s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_9", Action: store.Approve}}, lease)
 	if !errors.As(err, &ce) || ce.Status != "" {
 		e.t.Errorf("unknown call: %v, want a ConflictError without status", err)
 	}
@@ -279,7 +289,7 @@ func testDecideClaims(e *env) {
 	s := e.handle()
 	suspended(e, s, "01A", 2)
 	p2 := store.Lease{Owner: "p2", TTL: time.Minute}
-	claimed, err := s.Decide(e.ctx, &store.Decision{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "a"}, p2)
+	claimed, err := s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "a"}}, p2)
 	if err != nil || !claimed {
 		e.t.Fatalf("deciding a suspended run: claimed=%v, %v; want the claim", claimed, err)
 	}
@@ -288,14 +298,14 @@ func testDecideClaims(e *env) {
 	}
 	// While p2 holds the run, p3's decision is recorded but not claimed.
 	p3 := store.Lease{Owner: "p3", TTL: time.Minute}
-	claimed, err = s.Decide(e.ctx, &store.Decision{RunID: "01A", CallID: "call_2", Action: store.Approve, By: "b"}, p3)
+	claimed, err = s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_2", Action: store.Approve, By: "b"}}, p3)
 	if err != nil || claimed {
 		e.t.Fatalf("deciding a held run: claimed=%v, %v; want recorded, not claimed", claimed, err)
 	}
 	// A holder that stops renewing loses the run to the next decider.
 	newRun(e, s, "01B", p2, store.CallPending, store.CallPending)
 	e.clock.add(2 * time.Minute)
-	claimed, err = s.Decide(e.ctx, &store.Decision{RunID: "01B", CallID: "call_1", Action: store.Approve, By: "c"}, p3)
+	claimed, err = s.Decide(e.ctx, []*store.Decision{{RunID: "01B", CallID: "call_1", Action: store.Approve, By: "c"}}, p3)
 	if err != nil || !claimed {
 		e.t.Fatalf("deciding a run whose lease expired: claimed=%v, %v; want the claim", claimed, err)
 	}
@@ -307,20 +317,25 @@ func testDecideClaims(e *env) {
 func testCallLedger(e *env) {
 	s := e.handle()
 	newRun(e, s, "01A", lease, store.CallPending, store.CallApproved)
-	if err := s.StartCall(e.ctx, lease, "01A", "call_1"); !errors.Is(err, store.ErrConflict) {
+	if err := s.MoveCall(e.ctx, lease, start("01A", "call_1")); !errors.Is(err, store.ErrConflict) {
 		e.t.Errorf("starting a pending call: %v, want ErrConflict", err)
 	}
-	if err := s.StartCall(e.ctx, lease, "01A", "call_2"); err != nil {
+	if err := s.MoveCall(e.ctx, lease, start("01A", "call_2")); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := s.StartCall(e.ctx, lease, "01A", "call_2"); !errors.Is(err, store.ErrConflict) {
+	if err := s.MoveCall(e.ctx, lease, start("01A", "call_2")); !errors.Is(err, store.ErrConflict) {
 		e.t.Errorf("starting a call twice: %v, want ErrConflict", err)
 	}
-	if err := s.FinishCall(e.ctx, lease, "01A", "call_2", store.CallSucceeded, "ok"); err != nil {
+	finish := store.Move{RunID: "01A", CallID: "call_2", From: store.CallExecuting, To: store.CallSucceeded, Result: "ok"}
+	if err := s.MoveCall(e.ctx, lease, finish, store.Event{RunID: "01A", Type: "tool-result"}); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := s.FinishCall(e.ctx, lease, "01A", "call_2", store.CallFailed, "again"); !errors.Is(err, store.ErrConflict) {
+	finish.To, finish.Result = store.CallFailed, "again"
+	if err := s.MoveCall(e.ctx, lease, finish, store.Event{RunID: "01A", Type: "tool-result"}); !errors.Is(err, store.ErrConflict) {
 		e.t.Errorf("finishing a call twice: %v, want ErrConflict", err)
+	}
+	if evs, _ := s.Events(e.ctx, "01A", 0); len(evs) != 1 {
+		e.t.Errorf("%d events, want 1: a failed transition writes none", len(evs))
 	}
 	calls, _ := s.Calls(e.ctx, "01A")
 	if c := calls[1]; c.Status != store.CallSucceeded || c.Result != "ok" || string(c.Args) != `{"s":"nginx"}` {
@@ -344,7 +359,7 @@ func testConcurrentDecide(e *env) {
 			defer wg.Done()
 			for c := range calls {
 				d := &store.Decision{RunID: "01A", CallID: fmt.Sprintf("call_%d", c+1), Action: store.Approve, By: l.Owner}
-				_, err := hs.Decide(e.ctx, d, l)
+				_, err := hs.Decide(e.ctx, []*store.Decision{d}, l)
 				switch {
 				case err == nil:
 					wins.Add(1)
@@ -363,5 +378,161 @@ func testConcurrentDecide(e *env) {
 	ds, _ := s.Decisions(e.ctx, "01A")
 	if len(ds) != calls {
 		e.t.Errorf("%d decisions recorded, want %d", len(ds), calls)
+	}
+}
+
+// Approve needs a call waiting for approval and Resume one that suspended
+// itself; a suspended call carries its payload and deadline.
+func testDecisionKinds(e *env) {
+	s := e.handle()
+	r := newRun(e, s, "01A", lease, store.CallApproved, store.CallPending)
+	deadline := e.clock.now().Add(time.Hour)
+	err := s.MoveCall(e.ctx, lease, store.Move{RunID: "01A", CallID: "call_1", From: store.CallApproved, To: store.CallPending,
+		Kind: store.KindSuspend, Payload: []byte(`{"message":"ticket?"}`), Deadline: deadline})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := s.Suspend(e.ctx, lease, r); err != nil {
+		e.t.Fatal(err)
+	}
+	calls, _ := s.Calls(e.ctx, "01A")
+	if c := calls[0]; c.Kind != store.KindSuspend || string(c.Payload) != `{"message":"ticket?"}` || !c.Deadline.Equal(deadline) {
+		e.t.Errorf("suspended call: %+v", c)
+	}
+	var ce *store.ConflictError
+	_, err = s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "a"}}, lease)
+	if !errors.As(err, &ce) || ce.Kind != store.KindSuspend || !strings.Contains(err.Error(), "resume") {
+		e.t.Errorf("approving a suspended call: %v", err)
+	}
+	_, err = s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_2", Action: store.Resume, By: "a", Data: []byte(`{}`)}}, lease)
+	if !errors.As(err, &ce) || ce.Kind != store.KindApproval {
+		e.t.Errorf("resuming a call waiting for approval: %v", err)
+	}
+	_, err = s.Decide(e.ctx, []*store.Decision{
+		{RunID: "01A", CallID: "call_1", Action: store.Resume, By: "a", Data: []byte(`{"ticket":"CHG-1"}`)},
+		{RunID: "01A", CallID: "call_2", Action: store.Approve, By: "a", ArgsBefore: []byte(`{"s":"nginx"}`), ArgsAfter: []byte(`{"s":"apache"}`)},
+	}, lease)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	calls, _ = s.Calls(e.ctx, "01A")
+	if c := calls[0]; c.Status != store.CallApproved || string(c.Resume) != `{"ticket":"CHG-1"}` || !c.Deadline.IsZero() {
+		e.t.Errorf("resumed call: %+v", c)
+	}
+	if c := calls[1]; c.Status != store.CallApproved || string(c.Args) != `{"s":"apache"}` {
+		e.t.Errorf("approved call with edited arguments: %+v", c)
+	}
+	ds, _ := s.Decisions(e.ctx, "01A")
+	if len(ds) != 2 || string(ds[0].Data) != `{"ticket":"CHG-1"}` || string(ds[1].ArgsBefore) != `{"s":"nginx"}` || string(ds[1].ArgsAfter) != `{"s":"apache"}` {
+		e.t.Errorf("decisions: %+v %+v", ds[0], ds[1])
+	}
+}
+
+func testBatch(e *env) {
+	s := e.handle()
+	suspended(e, s, "01A", 3)
+	if _, err := s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_2", Action: store.Decline, By: "a", Result: "no"}}, lease); err != nil {
+		e.t.Fatal(err)
+	}
+	// call_2 is decided: a batch including it changes nothing at all.
+	_, err := s.Decide(e.ctx, []*store.Decision{
+		{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "b"},
+		{RunID: "01A", CallID: "call_2", Action: store.Approve, By: "b"},
+		{RunID: "01A", CallID: "call_3", Action: store.Approve, By: "b"},
+	}, lease, store.Event{RunID: "01A", Type: "x"})
+	if !errors.Is(err, store.ErrConflict) {
+		e.t.Fatalf("batch with a decided call: %v, want ErrConflict", err)
+	}
+	calls, _ := s.Calls(e.ctx, "01A")
+	if calls[0].Status != store.CallPending || calls[2].Status != store.CallPending {
+		e.t.Errorf("a failed batch changed calls: %s %s", calls[0].Status, calls[2].Status)
+	}
+	if ds, _ := s.Decisions(e.ctx, "01A"); len(ds) != 1 {
+		e.t.Errorf("%d decisions after a failed batch, want 1", len(ds))
+	}
+	if evs, _ := s.Events(e.ctx, "01A", 0); len(evs) != 0 {
+		e.t.Errorf("a failed batch wrote %d events", len(evs))
+	}
+}
+
+func testGrantsAndExpiry(e *env) {
+	s := e.handle()
+	suspended(e, s, "01A", 2)
+	_, err := s.Decide(e.ctx, []*store.Decision{
+		{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "a"},
+		{RunID: "01A", CallID: "call_1", Action: store.Grant, By: "a"},
+	}, lease)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if g, err := s.Grants(e.ctx, "01A"); err != nil || len(g) != 1 || g[0] != "restart" {
+		e.t.Errorf("grants %v, %v", g, err)
+	}
+	r := newRun(e, s, "01B", lease, store.CallApproved)
+	err = s.MoveCall(e.ctx, lease, store.Move{RunID: "01B", CallID: "call_1", From: store.CallApproved, To: store.CallPending,
+		Kind: store.KindSuspend, Deadline: e.clock.now().Add(time.Minute)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := s.Suspend(e.ctx, lease, r); err != nil {
+		e.t.Fatal(err)
+	}
+	if ids, _ := s.Expired(e.ctx, e.clock.now()); len(ids) != 0 {
+		e.t.Errorf("expired before the deadline: %v", ids)
+	}
+	if ids, _ := s.Expired(e.ctx, e.clock.now().Add(2*time.Minute)); len(ids) != 1 || ids[0] != "01B" {
+		e.t.Errorf("expired after the deadline: %v, want [01B]", ids)
+	}
+}
+
+func testClaim(e *env) {
+	s := e.handle()
+	r := newRun(e, s, "01A", lease)
+	p2 := store.Lease{Owner: "p2", TTL: time.Minute}
+	if err := s.Claim(e.ctx, p2, "01A", store.Completed, store.Suspended); !errors.Is(err, store.ErrConflict) {
+		e.t.Errorf("claiming a running run: %v, want ErrConflict", err)
+	}
+	r.Status, r.Output = store.Completed, "done"
+	if err := s.Checkpoint(e.ctx, lease, r, nil); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := s.Claim(e.ctx, p2, "01A", store.Suspended); !errors.Is(err, store.ErrConflict) {
+		e.t.Errorf("claiming a completed run as suspended: %v, want ErrConflict", err)
+	}
+	if err := s.Claim(e.ctx, p2, "01A", store.Completed); err != nil {
+		e.t.Fatal(err)
+	}
+	if got, _ := s.Run(e.ctx, "01A"); got.Status != store.Running {
+		e.t.Errorf("claimed run is %s", got.Status)
+	}
+	if err := s.Renew(e.ctx, p2, "01A"); err != nil {
+		e.t.Errorf("the claimer does not hold the run: %v", err)
+	}
+	if err := s.Claim(e.ctx, lease, "01Z", store.Completed); !errors.Is(err, store.ErrNotFound) {
+		e.t.Errorf("claiming a missing run: %v", err)
+	}
+}
+
+func testEvents(e *env) {
+	s := e.handle()
+	r := newRun(e, s, "01A", lease)
+	newRun(e, s, "01B", lease)
+	r.Step = 1
+	err := s.Checkpoint(e.ctx, lease, r, nil,
+		store.Event{RunID: "01A", Type: "text-delta", Data: []byte(`{"text":"hi"}`)},
+		store.Event{RunID: "01A", Type: "step-finish"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := s.Checkpoint(e.ctx, lease, &store.Run{ID: "01B", Status: store.Running, State: []byte("{}")}, nil,
+		store.Event{RunID: "01B", Type: "other"}); err != nil {
+		e.t.Fatal(err)
+	}
+	evs, err := s.Events(e.ctx, "01A", 0)
+	if err != nil || len(evs) != 2 || evs[0].Type != "text-delta" || string(evs[0].Data) != `{"text":"hi"}` || string(evs[1].Data) != "{}" {
+		e.t.Fatalf("events %v, %v", evs, err)
+	}
+	if more, _ := s.Events(e.ctx, "01A", evs[0].ID); len(more) != 1 || more[0].Type != "step-finish" {
+		e.t.Errorf("events after the first: %v", more)
 	}
 }

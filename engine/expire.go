@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// Actor is the name decisions agentctl takes on its own are recorded by.
+const Actor = "agentctl"
+
+// touch loads a run and its calls, first declining (reason: expired) the
+// pending calls whose deadline has passed. Every command that acts on or
+// shows a run goes through it, so a deadline holds even when no cron job
+// runs agentctl expire.
+func (e *Engine) touch(ctx context.Context, id string) (*store.Run, []*store.Call, error) {
+	r, err := e.store.Run(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	calls, err := e.store.Calls(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if due(calls, e.now()) == nil {
+		return r, calls, nil
+	}
+	if _, err := e.expire(ctx, r, calls); err != nil {
+		return nil, nil, err
+	}
+	if r, err = e.store.Run(ctx, id); err != nil {
+		return nil, nil, err
+	}
+	calls, err = e.store.Calls(ctx, id)
+	return r, calls, err
+}
+
+// due returns the pending calls past their deadline.
+func due(calls []*store.Call, now time.Time) []*store.Call {
+	var out []*store.Call
+	for _, c := range calls {
+		if c.Status == store.CallPending && !c.Deadline.IsZero() && c.Deadline.Before(now) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// expire declines a run's overdue calls and, when that leaves this
+// process holding the run, advances it. It reports whether it expired
+// anything; losing the race to another decider is not an error.
+func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) (bool, error) {
+	overdue := due(calls, e.now())
+	if len(overdue) == 0 {
+		return false, nil
+	}
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil {
+		return false, err
+	}
+	var ds []*store.Decision
+	var evs []store.Event
+	for _, c := range overdue {
+		d := &store.Decision{RunID: r.ID, CallID: c.ID, Action: store.Expire, By: Actor, OSUser: Actor,
+			Reason: "expired", ArgsBefore: c.Args, Result: expired(c.Deadline)}
+		ds = append(ds, d)
+		done := *c
+		done.Status, done.Result = store.CallDeclined, d.Result
+		evs = append(evs, resultEvent(r.ID, &done))
+	}
+	_, err = e.record(ctx, g, r, ds, evs)
+	if errors.Is(err, store.ErrConflict) {
+		return false, nil // decided meanwhile by someone else
+	}
+	return err == nil, err
+}
+
+// ExpireAll declines every overdue call of every run (agentctl expire)
+// and advances the runs it thereby holds. It returns the ids of the runs
+// it expired calls of.
+func (e *Engine) ExpireAll(ctx context.Context) ([]string, error) {
+	ids, err := e.store.Expired(ctx, e.now())
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, id := range ids {
+		r, err := e.store.Run(ctx, id)
+		if err != nil {
+			return done, err
+		}
+		calls, err := e.store.Calls(ctx, id)
+		if err != nil {
+			return done, err
+		}
+		ok, err := e.expire(ctx, r, calls)
+		if err != nil {
+			return done, err
+		}
+		if ok {
+			done = append(done, id)
+		}
+	}
+	return done, nil
+}

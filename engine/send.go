@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/spec"
+)
+
+// Message is a user's message to an existing run (agentctl send).
+type Message struct {
+	RunID  string // full run id
+	Text   string
+	By     string // on whose behalf; default OSUser
+	OSUser string
+}
+
+// Send appends a user message to a run's conversation and continues the
+// run. A completed run takes new turns. A suspended run whose agent has
+// autoResume, and that has a suspended call with a resumeSchema, gets
+// resume data for that call extracted from the message by the model,
+// validated against the schema; data that does not validate leaves the
+// run suspended and says why. Approvals are never granted from text: a
+// call waiting for approval still needs agentctl approve.
+func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
+	r, calls, err := e.touch(ctx, m.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != store.Suspended && r.Status != store.Completed {
+		return nil, conflictf("run %s is %s: messages go to suspended or completed runs", r.ID, r.Status)
+	}
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := g.agents[r.Agent]
+	if !ok {
+		return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", r.ID, r.Agent)
+	}
+	if err := e.store.Claim(ctx, e.lease, r.ID, store.Suspended, store.Completed); err != nil {
+		return nil, err
+	}
+	if m.By == "" {
+		m.By = m.OSUser
+	}
+	st, err := decodeState(r)
+	if err != nil {
+		return nil, err
+	}
+	wasSuspended := r.Status == store.Suspended
+	st.Messages = append(st.Messages, message{Role: "user", Text: m.Text})
+	st.TurnStart = r.Step
+	r.Status, r.Output, r.State = store.Running, "", st.encode()
+	if err := e.store.Checkpoint(ctx, e.lease, r, nil); err != nil {
+		return nil, err
+	}
+	var notice string
+	if wasSuspended {
+		if notice, err = e.autoResume(ctx, a, r, st, calls, m); err != nil {
+			return nil, err
+		}
+	}
+	v, err := e.advance(ctx, g, r)
+	if v != nil {
+		v.Notice = notice
+	}
+	return v, err
+}
+
+// autoResume asks the model for the resume data of the run's first
+// suspended call that declares a resumeSchema, and resumes the call with
+// it when it validates. It returns a notice for the user when nothing was
+// resumed.
+func (e *Engine) autoResume(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call, m Message) (string, error) {
+	var waiting []string
+	var target *store.Call
+	for _, c := range calls {
+		if c.Status != store.CallPending {
+			continue
+		}
+		waiting = append(waiting, fmt.Sprintf("%s (%s, %s)", c.ID, c.Tool, c.Kind))
+		if target == nil && c.Kind == store.KindSuspend && len(c.ResumeSchema) > 0 {
+			target = c
+		}
+	}
+	switch {
+	case !a.spec.AutoResume:
+		return "the message was added; agent " + a.spec.Name + " has no autoResume, so the run still waits for: " + strings.Join(waiting, ", "), nil
+	case target == nil:
+		return "the message was added; no suspended call declares a resumeSchema, so the run still waits for: " + strings.Join(waiting, ", "), nil
+	}
+	t := a.tools[target.Tool]
+	data, err := e.extract(ctx, a, r, st, calls, target, t)
+	if err != nil {
+		return fmt.Sprintf("could not resume call %s from the message: %v; the run still waits for: %s",
+			target.ID, err, strings.Join(waiting, ", ")), nil
+	}
+	d := &store.Decision{RunID: r.ID, CallID: target.ID, Action: store.Resume, By: m.By, OSUser: m.OSUser,
+		Reason: "autoResume: extracted from the user's message", ArgsBefore: target.Args, Data: data}
+	if _, err := e.store.Decide(ctx, []*store.Decision{d}, e.lease); err != nil {
+		return "", err
+	}
+	return "", nil
+}
+
+// extract runs one model turn whose only tool is spec.ResumeTool, with
+// the suspended call's resumeSchema as its parameters, and returns the
+// arguments it was called with once they validate. The exchange joins
+// the conversation, so the model knows what happened.
+func (e *Engine) extract(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call, target *store.Call, t *toolNode) (json.RawMessage, error) {
+	llm, err := a.model.build()
+	if err != nil {
+		return nil, err
+	}
+	var params map[string]any
+	if err := json.Unmarshal(target.ResumeSchema, &params); err != nil {
+		return nil, err
+	}
+	tool := llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+		Name: spec.ResumeTool,
+		Description: fmt.Sprintf("Give the data that tool call %s (%s) waits for, taken from the user's last message. It showed: %s",
+			target.ID, target.Tool, target.Payload),
+		Parameters: params,
+	}}
+	conv := st.conversation(calls)
+	resp, err := llm.GenerateContent(ctx, conv, llms.WithTools([]llms.Tool{tool}),
+		llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: spec.ResumeTool}}))
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", a.spec.Model, err)
+	}
+	if len(resp.Choices) == 0 {
+		return nil, fmt.Errorf("the model returned no choices")
+	}
+	choice := resp.Choices[0]
+	i := slices.IndexFunc(choice.ToolCalls, func(tc llms.ToolCall) bool {
+		return tc.FunctionCall != nil && tc.FunctionCall.Name == spec.ResumeTool
+	})
+	if i < 0 {
+		return nil, fmt.Errorf("the model did not call %s", spec.ResumeTool)
+	}
+	tc := choice.ToolCalls[i]
+	id := tc.ID
+	if id == "" {
+		id = fmt.Sprintf("resume_%s_%d", target.ID, len(st.Messages))
+	}
+	var data map[string]any
+	err = json.Unmarshal([]byte(tc.FunctionCall.Arguments), &data)
+	if err == nil {
+		err = describeSchemaError(t.spec.ResumeSchema.Validate(data))
+	}
+	outcome := "Resume data accepted for call " + target.ID + "."
+	if err != nil {
+		outcome = "Resume data refused: " + err.Error()
+	}
+	st.Messages = append(st.Messages,
+		message{Role: "assistant", Text: choice.Content, ToolCalls: []toolCallPart{{ID: id, Tool: spec.ResumeTool, Args: tc.FunctionCall.Arguments}}},
+		message{Role: "tool", CallID: id, Tool: spec.ResumeTool, Text: outcome})
+	r.State = st.encode()
+	if cerr := e.store.Checkpoint(ctx, e.lease, r, nil); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(data)
+}
