@@ -14,7 +14,7 @@ func (a *app) schemaCmd() *cobra.Command {
 editors: save it and point yaml-language-server at it with a first line
 # yaml-language-server: $schema=PATH`,
 		Example: `  agentctl schema > .agentctl.schema.json`,
-		Args: argsCheck(cobra.NoArgs),
+		Args:    argsCheck(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			_, err := a.stdout.Write(spec.FormatSchema())
 			return err
