@@ -138,8 +138,8 @@ func (d *decoder) turn(f *file, n *yaml.Node) *Turn {
 	}
 	for _, cn := range items(calls) {
 		c := &ScriptedCall{Pos: f.pos(cn), Tool: str(field(cn, "tool"))}
-		if an := field(cn, "args"); an != nil {
-			c.Args, _ = f.value(an, d.errs).(map[string]any)
+		if an := field(cn, "args"); an != nil && an.Kind == yaml.MappingNode {
+			c.Args = d.value(f, an, turnVars)
 		}
 		if d.ref(f, field(cn, "tool"), "tool") {
 			d.refs[len(d.refs)-1].scripted = true

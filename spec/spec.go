@@ -48,11 +48,12 @@ type Turn struct {
 	ToolCalls []*ScriptedCall
 }
 
-// ScriptedCall is a tool call a scripted model makes.
+// ScriptedCall is a tool call a scripted model makes. Strings in its
+// arguments may hold placeholders over input and results, like turn text.
 type ScriptedCall struct {
 	Pos  Pos
 	Tool string
-	Args map[string]any
+	Args *tmpl.Value // nil: no arguments
 }
 
 // Tool declares a tool agents may call.

@@ -78,7 +78,7 @@ agents:
 	if err := r.Tools["t"].ValidateInput(map[string]any{"n": 1}); err != nil {
 		t.Errorf("reloaded input schema rejects valid input: %v", err)
 	}
-	if len(m.Turns) != 2 || m.Turns[1].ToolCalls[0].Args["n"] == nil {
+	if args, _ := m.Turns[1].ToolCalls[0].Args.Eval(nil); len(m.Turns) != 2 || args.(map[string]any)["n"] == nil {
 		t.Errorf("model: %+v", m)
 	}
 	if tl.Pos.String() != "a.yaml:6:3" {

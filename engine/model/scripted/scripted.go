@@ -60,16 +60,20 @@ func (s *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			ErrExhausted, turn+1, s.m.Pos, len(s.m.Turns))
 	}
 	t := s.m.Turns[turn]
+	env := tmpl.Env{"input": input, "results": results}
 	choice := &llms.ContentChoice{StopReason: "stop"}
 	if t.Text != nil {
-		out, err := t.Text.Render(tmpl.Env{"input": input, "results": results})
+		out, err := t.Text.Render(env)
 		if err != nil {
 			return nil, fmt.Errorf("turn %d (%s): %w", turn+1, t.Pos, err)
 		}
 		choice.Content = out
 	}
 	for _, c := range t.ToolCalls {
-		args := c.Args
+		args, err := c.Args.Eval(env)
+		if err != nil {
+			return nil, fmt.Errorf("turn %d (%s): %w", turn+1, c.Pos, err)
+		}
 		if args == nil {
 			args = map[string]any{}
 		}
