@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -43,9 +45,10 @@ func (a *app) listCmd() *cobra.Command {
 				return writeJSON(a.stdout, runs)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tAGENT\tSTATUS\tPENDING\tUPDATED\tINPUT")
+			fmt.Fprintln(tw, "RUN\tAGENT\tSTATUS\tPENDING\tEXPIRES\tUPDATED\tINPUT")
 			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, r.Agent, r.Status, len(r.Pending), stamp(r.UpdatedAt), oneLine(r.Input, 40))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.RunID, r.Agent, r.Status, len(r.Pending),
+					firstDeadline(r.Pending), stamp(r.UpdatedAt), oneLine(r.Input, 40))
 			}
 			return tw.Flush()
 		},
@@ -55,4 +58,18 @@ func (a *app) listCmd() *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most N runs (0: all)")
 	addFormatFlag(cmd, &out)
 	return cmd
+}
+
+// firstDeadline is the earliest deadline of pending calls, or "-".
+func firstDeadline(ps []engine.PendingView) string {
+	var first *time.Time
+	for _, p := range ps {
+		if p.Deadline != nil && (first == nil || p.Deadline.Before(*first)) {
+			first = p.Deadline
+		}
+	}
+	if first == nil {
+		return "-"
+	}
+	return stamp(*first)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -46,6 +48,8 @@ func TestMain(m *testing.M) {
 //
 //	exits N PROG [ARGS...]  run PROG like exec and require exit code N
 //	capture NAME REGEXP     set $NAME to REGEXP's first group in the last stdout
+//	jsonlines N             the last stdout is N lines, each a JSON object
+//	                        with a string "type" and "runId"
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/agents")
 	if err != nil {
@@ -60,8 +64,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"capture": capture,
-			"exits":   exits,
+			"capture":   capture,
+			"exits":     exits,
+			"jsonlines": jsonlines,
 		},
 	})
 }
@@ -95,5 +100,26 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+func jsonlines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: jsonlines N")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	lines := strings.Split(strings.TrimSuffix(ts.ReadFile("stdout"), "\n"), "\n")
+	if len(lines) != want {
+		ts.Fatalf("%d lines, want %d", len(lines), want)
+	}
+	for i, l := range lines {
+		var ev struct {
+			Type  *string `json:"type"`
+			RunID *string `json:"runId"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Type == nil || ev.RunID == nil {
+			ts.Fatalf("line %d is not an event (%v): %s", i+1, err, l)
+		}
 	}
 }
