@@ -18,7 +18,7 @@ import (
 // unknown tool or with arguments that break the tool's schema fails at
 // once, and the model is told why. The verdict and its reason are kept
 // with the call.
-func (e *Engine) gate(a *agentNode, st *state, r *store.Run, grants []string, id string, seq int, fc *llms.FunctionCall) *store.Call {
+func (e *Engine) gate(a *agentNode, st *state, r *store.Run, grants func() []string, id string, seq int, fc *llms.FunctionCall) *store.Call {
 	c := &store.Call{ID: id, Seq: seq, Step: r.Step, Tool: fc.Name, Status: store.CallApproved}
 	args, err := decodeArgs(fc.Arguments)
 	if err == nil {
@@ -64,7 +64,7 @@ func (e *Engine) gate(a *agentNode, st *state, r *store.Run, grants []string, id
 		if _, isConst := t.spec.RequireApproval.IsConst(); !isConst {
 			c.Gate = "not required: requireApproval " + t.spec.RequireApproval.Source() + " is false"
 		}
-	case slices.Contains(grants, c.Tool):
+	case slices.Contains(grants(), c.Tool):
 		c.Gate = "approved for the rest of the run (approve --always); would need: " + strings.Join(why, ", ")
 	default:
 		c.Status, c.Kind = store.CallPending, store.KindApproval

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -148,10 +149,13 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 		}
 		return nil, e.failErr(ctx, r, fmt.Errorf("model %s: %w", a.spec.Model, err))
 	}
-	grants, err := e.store.Grants(ctx, r.ID)
-	if err != nil {
-		return nil, err
-	}
+	// Grants are looked up only when a call would need approval.
+	var grants []string
+	var grantsErr error
+	loadGrants := sync.OnceValue(func() []string {
+		grants, grantsErr = e.store.Grants(ctx, r.ID)
+		return grants
+	})
 	choice := resp.Choices[0]
 	msg := message{Role: "assistant", Text: choice.Content}
 	r.Step++
@@ -172,7 +176,10 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 			id = fmt.Sprintf("call_%d", seq)
 		}
 		msg.ToolCalls = append(msg.ToolCalls, toolCallPart{ID: id, Tool: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments})
-		c := e.gate(a, st, r, grants, id, seq, tc.FunctionCall)
+		c := e.gate(a, st, r, loadGrants, id, seq, tc.FunctionCall)
+		if grantsErr != nil {
+			return nil, grantsErr
+		}
 		newCalls = append(newCalls, c)
 		evs = append(evs, event(r.ID, EventToolCall, map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args}))
 		switch {

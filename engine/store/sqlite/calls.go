@@ -174,19 +174,23 @@ func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Ev
 	return out, rows.Err()
 }
 
-// appendEvents writes events in the caller's transaction.
+// appendEvents writes events in the caller's transaction, in one
+// statement.
 func appendEvents(ctx context.Context, tx *sql.Tx, now time.Time, evs []store.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 4*len(evs))
 	for _, e := range evs {
 		data := e.Data
 		if len(data) == 0 {
 			data = []byte("{}")
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES(?, ?, ?, ?)`,
-			e.RunID, e.Type, string(data), ms(now)); err != nil {
-			return err
-		}
+		args = append(args, e.RunID, e.Type, string(data), ms(now))
 	}
-	return nil
+	_, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
+		strings.Repeat(", (?, ?, ?, ?)", len(evs)-1), args...)
+	return err
 }
 
 // MoveCall implements store.Store.
