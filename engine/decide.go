@@ -51,15 +51,17 @@ func kind(action string) string {
 // deciding the same call, exactly one succeeds; the others get a
 // *store.ConflictError.
 func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
-	r, calls, err := e.touch(ctx, d.RunID)
+	r, t, err := e.touch(ctx, d.RunID)
 	if err != nil {
 		return nil, err
 	}
-	targets, err := choose(r, calls, d)
+	// A decision addresses a call anywhere in the run's tree: call ids are
+	// unique in a tree, and the root is where a human sees them all.
+	targets, err := choose(t.root, t.calls, d)
 	var stale *staleError
 	if errors.As(err, &stale) {
 		if stale.call == nil {
-			return nil, e.nothingWaiting(ctx, r, stale.what)
+			return nil, e.nothingWaiting(ctx, t, stale.what)
 		}
 		return nil, e.conflict(ctx, stale.call)
 	}
@@ -72,41 +74,57 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s run %s: %w", d.Action, r.ID, err)
 	}
-	a := g.agents[r.Agent]
 	if d.By == "" {
 		d.By = d.OSUser
 	}
-	var ds []*store.Decision
-	var evs []store.Event
-	for _, c := range targets {
-		rec := &store.Decision{RunID: r.ID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason, ArgsBefore: c.Args}
-		switch d.Action {
-		case store.Approve:
-			if d.Args != nil {
-				if rec.ArgsAfter, err = checkArgs(a, c, d.Args); err != nil {
+	var v *RunView
+	for _, runID := range runsOf(targets) {
+		run := t.runs[runID]
+		a, ok := g.agents[run.Agent]
+		if !ok {
+			return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", run.ID, run.Agent)
+		}
+		var ds []*store.Decision
+		var evs []store.Event
+		for _, c := range targets {
+			if c.RunID != runID {
+				continue
+			}
+			rec := &store.Decision{RunID: run.ID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason, ArgsBefore: c.Args}
+			switch d.Action {
+			case store.Approve:
+				if d.Args != nil {
+					if rec.ArgsAfter, err = checkArgs(a, c, d.Args); err != nil {
+						return nil, err
+					}
+				}
+			case store.Resume:
+				if rec.Data, err = checkResume(a, c, d.Data); err != nil {
 					return nil, err
 				}
+			case store.Decline:
+				rec.Result = declined(d.By, d.Reason)
+				done := *c
+				done.Status, done.Result = store.CallDeclined, rec.Result
+				evs = append(evs, resultEvent(run.ID, &done))
 			}
-		case store.Resume:
-			if rec.Data, err = checkResume(a, c, d.Data); err != nil {
-				return nil, err
+			ds = append(ds, rec)
+			if d.Always {
+				ds = append(ds, &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
 			}
-		case store.Decline:
-			rec.Result = declined(d.By, d.Reason)
-			done := *c
-			done.Status, done.Result = store.CallDeclined, rec.Result
-			evs = append(evs, resultEvent(r.ID, &done))
 		}
-		ds = append(ds, rec)
-		if d.Always {
-			ds = append(ds, &store.Decision{RunID: r.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
+		if v, err = e.record(ctx, g, run, ds, evs); err != nil {
+			return nil, err
 		}
 	}
-	return e.record(ctx, g, r, ds, evs)
+	if len(t.order) == 1 {
+		return v, nil // a lone run: record's view is the root's
+	}
+	return e.Inspect(ctx, t.root.ID)
 }
 
 // record stores decisions and, when this process thereby holds the run,
-// advances it.
+// advances it, handing a finished child's outcome up its tree.
 func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, ds []*store.Decision, evs []store.Event) (*RunView, error) {
 	claimed, err := e.store.Decide(ctx, ds, e.lease, evs...)
 	if err != nil {
@@ -118,7 +136,11 @@ func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, ds []*store
 		return e.Inspect(ctx, r.ID)
 	}
 	r.Status = store.Running
-	return e.advance(ctx, g, r)
+	v, err := e.advance(ctx, g, r)
+	if err != nil || r.ParentID == "" {
+		return v, err
+	}
+	return e.bubble(ctx, g, v, r)
 }
 
 // choose picks the calls a decision is about.
@@ -126,7 +148,7 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 	k := kind(d.Action)
 	var waiting []*store.Call
 	for _, c := range calls {
-		if c.Status == store.CallPending && (k == "" || c.Kind == k) {
+		if c.Status == store.CallPending && c.Kind != store.KindDelegation && (k == "" || c.Kind == k) {
 			waiting = append(waiting, c)
 		}
 	}
@@ -136,6 +158,8 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 		switch {
 		case i < 0:
 			return nil, &store.ConflictError{RunID: r.ID, CallID: d.CallID}
+		case calls[i].Kind == store.KindDelegation && calls[i].Status == store.CallPending:
+			return nil, usagef("call %s of run %s is a delegation waiting for its sub-agent: decide the sub-agent's calls", d.CallID, calls[i].RunID)
 		case calls[i].Status == store.CallPending && !slices.Contains(waiting, calls[i]):
 			return nil, usagef("%v", &store.ConflictError{RunID: r.ID, CallID: d.CallID, Status: store.CallPending, Kind: calls[i].Kind})
 		case calls[i].Status != store.CallPending:
@@ -171,12 +195,18 @@ func (e *staleError) Error() string { return "stale decision" }
 
 // nothingWaiting explains a decision on a run with no call waiting for it,
 // naming the last decision taken in the run.
-func (e *Engine) nothingWaiting(ctx context.Context, r *store.Run, what string) error {
+func (e *Engine) nothingWaiting(ctx context.Context, t *tree, what string) error {
+	r := t.root
 	msg := fmt.Sprintf("run %s is %s and has no call waiting for %s", r.ID, r.Status, what)
-	ds, err := e.store.Decisions(ctx, r.ID)
-	if err != nil {
-		return err
+	var ds []*store.Decision
+	for _, run := range t.order {
+		more, err := e.store.Decisions(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		ds = append(ds, more...)
 	}
+	slices.SortStableFunc(ds, func(a, b *store.Decision) int { return a.At.Compare(b.At) })
 	for _, d := range slices.Backward(ds) {
 		if d.Action != store.Grant {
 			msg += fmt.Sprintf("; call %s was already %sd by %s at %s", d.CallID, d.Action, d.By, d.At.Format(time.RFC3339))

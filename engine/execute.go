@@ -14,7 +14,10 @@ import (
 // (suspend.when), be skipped (skip.when), or run its action. The call is
 // marked executing, durably, before its side effect starts, so it is
 // never started twice.
-func (e *Engine) execute(ctx context.Context, a *agentNode, r *store.Run, c *store.Call) error {
+func (e *Engine) execute(ctx context.Context, g *Graph, a *agentNode, r *store.Run, st *state, c *store.Call) error {
+	if sub, ok := a.subs[c.Tool]; ok {
+		return e.delegate(ctx, g, a, sub, r, st, c)
+	}
 	t, ok := a.tools[c.Tool]
 	if !ok { // the gate lets none through; a changed spec could
 		return e.settle(ctx, r, c, store.CallApproved, store.CallFailed, fmt.Sprintf("error: agent %s has no tool %q", a.spec.Name, c.Tool))

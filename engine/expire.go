@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -11,30 +12,44 @@ import (
 // Actor is the name decisions agentctl takes on its own are recorded by.
 const Actor = "agentctl"
 
-// touch loads a run and its calls, first declining (reason: expired) the
-// pending calls whose deadline has passed. Every command that acts on or
-// shows a run goes through it, so a deadline holds even when no cron job
-// runs agentctl expire.
-func (e *Engine) touch(ctx context.Context, id string) (*store.Run, []*store.Call, error) {
+// touch loads a run and its whole tree, first declining (reason: expired)
+// the pending calls in the tree whose deadline has passed. Every command
+// that acts on or shows a run goes through it, so a deadline holds even
+// when no cron job runs agentctl expire.
+func (e *Engine) touch(ctx context.Context, id string) (*store.Run, *tree, error) {
 	r, err := e.store.Run(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	calls, err := e.store.Calls(ctx, id)
+	t, err := e.loadTree(ctx, r.RootID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if due(calls, e.now()) == nil {
-		return r, calls, nil
+	overdue := due(t.calls, e.now())
+	if len(overdue) == 0 {
+		return r, t, nil
 	}
-	if _, err := e.expire(ctx, r, calls); err != nil {
-		return nil, nil, err
+	for _, runID := range runsOf(overdue) {
+		if _, err := e.expire(ctx, t.runs[runID], overdue); err != nil {
+			return nil, nil, err
+		}
 	}
 	if r, err = e.store.Run(ctx, id); err != nil {
 		return nil, nil, err
 	}
-	calls, err = e.store.Calls(ctx, id)
-	return r, calls, err
+	t, err = e.loadTree(ctx, r.RootID)
+	return r, t, err
+}
+
+// runsOf lists the runs the calls belong to, in order of first mention.
+func runsOf(calls []*store.Call) []string {
+	var ids []string
+	for _, c := range calls {
+		if !slices.Contains(ids, c.RunID) {
+			ids = append(ids, c.RunID)
+		}
+	}
+	return ids
 }
 
 // due returns the pending calls past their deadline.
@@ -52,7 +67,7 @@ func due(calls []*store.Call, now time.Time) []*store.Call {
 // process holding the run, advances it. It reports whether it expired
 // anything; losing the race to another decider is not an error.
 func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) (bool, error) {
-	overdue := due(calls, e.now())
+	overdue := slices.DeleteFunc(due(calls, e.now()), func(c *store.Call) bool { return c.RunID != r.ID })
 	if len(overdue) == 0 {
 		return false, nil
 	}

@@ -26,6 +26,19 @@ func (e *Engine) gate(a *agentNode, st *state, r *store.Run, grants func() []str
 	} else {
 		c.Args, _ = json.Marshal(fc.Arguments) // kept as the string the model sent
 	}
+	if _, ok := a.subs[fc.Name]; ok {
+		// A delegation: the sub-agent's own calls pass their gates.
+		task, _ := args["task"].(string)
+		switch {
+		case err != nil:
+			c.Status, c.Result = store.CallFailed, "error: invalid arguments: "+err.Error()
+		case strings.TrimSpace(task) == "":
+			c.Status, c.Result = store.CallFailed, `error: invalid arguments: a delegation needs {"task": "..."}`
+		default:
+			c.Gate = "delegation to sub-agent " + fc.Name
+		}
+		return c
+	}
 	t, ok := a.tools[fc.Name]
 	switch {
 	case !ok:
@@ -92,6 +105,7 @@ func runVars(r *store.Run) map[string]any {
 	return map[string]any{"id": r.ID, "agent": r.Agent, "step": r.Step}
 }
 
+// toolNames lists what the agent's model may call: tools and sub-agents.
 func toolNames(a *agentNode) []string {
 	names := make([]string, len(a.defs))
 	for i, d := range a.defs {

@@ -32,7 +32,19 @@ type agentNode struct {
 	spec  *spec.Agent
 	model *modelNode
 	tools map[string]*toolNode
-	defs  []llms.Tool // the tools as offered to the model, in declared order
+	subs  map[string]*agentNode // sub-agents, offered to the model as tools
+	defs  []llms.Tool           // tools then sub-agents, as offered to the model
+}
+
+// taskSchema is the input of a delegation to a sub-agent.
+func taskSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"task": map[string]any{"type": "string", "description": "What the sub-agent is to do, in full: it sees nothing else."},
+		},
+		"required": []any{"task"},
+	}
 }
 
 type toolNode struct {
@@ -91,6 +103,16 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 			}})
 		}
 		g.agents[name] = n
+	}
+	for _, n := range g.agents {
+		n.subs = map[string]*agentNode{}
+		for _, sub := range n.spec.Agents {
+			sn := g.agents[sub]
+			n.subs[sub] = sn
+			n.defs = append(n.defs, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+				Name: sub, Description: sn.spec.Description, Parameters: taskSchema(),
+			}})
+		}
 	}
 	return g, nil
 }

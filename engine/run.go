@@ -32,7 +32,7 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 		}
 		return nil, usagef("unknown agent %q (agents: %s)", opts.Agent, known)
 	}
-	st := &state{RequireApproval: opts.RequireApproval}
+	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth}
 	if a.spec.Instructions != "" {
 		st.Messages = append(st.Messages, message{Role: "system", Text: a.spec.Instructions})
 	}
@@ -77,7 +77,7 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 		// processes only decide pending calls, which Suspend detects.
 		turn := slices.DeleteFunc(slices.Clone(calls), func(c *store.Call) bool { return c.Step != r.Step })
 		if c := find(turn, store.CallApproved); c != nil {
-			if err := e.execute(ctx, a, r, c); err != nil {
+			if err := e.execute(ctx, g, a, r, st, c); err != nil {
 				return nil, err
 			}
 			continue
@@ -94,7 +94,10 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 			if err != nil {
 				return nil, err
 			}
-			return view(r, pending(calls)), nil
+			if slices.ContainsFunc(calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation && c.Status == store.CallPending }) {
+				return e.Inspect(ctx, r.ID) // what waits is in the subtree
+			}
+			return view(r, pending(calls), nil), nil
 		}
 		if find(turn, store.CallExecuting) != nil {
 			return e.fail(ctx, r, errors.New("a tool call was left executing by a process that stopped; it is not run again"))
@@ -107,7 +110,7 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 			return nil, err
 		}
 		if r.Status.Terminal() {
-			return view(r, nil), nil
+			return view(r, nil, nil), nil
 		}
 		calls = append(calls, newCalls...)
 	}
@@ -165,16 +168,23 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 		evs = append(evs, event(r.ID, EventTextDelta, map[string]any{"text": choice.Content}))
 	}
 	seq := len(calls)
+	prefix := ""
+	if r.ParentCall != "" {
+		prefix = r.ParentCall + "/"
+	}
 	for _, tc := range choice.ToolCalls {
 		if tc.FunctionCall == nil {
 			continue
 		}
 		seq++
+		// Call ids are unique in a run's whole tree: a child's calls carry
+		// the id of the delegation that made the child.
 		id := tc.ID
-		if id == "" || slices.ContainsFunc(calls, func(c *store.Call) bool { return c.ID == id }) ||
-			slices.ContainsFunc(newCalls, func(c *store.Call) bool { return c.ID == id }) {
+		if id == "" || slices.ContainsFunc(calls, func(c *store.Call) bool { return c.ID == prefix+id }) ||
+			slices.ContainsFunc(newCalls, func(c *store.Call) bool { return c.ID == prefix+id }) {
 			id = fmt.Sprintf("call_%d", seq)
 		}
+		id = prefix + id
 		msg.ToolCalls = append(msg.ToolCalls, toolCallPart{ID: id, Tool: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments})
 		c := e.gate(a, st, r, loadGrants, id, seq, tc.FunctionCall)
 		if grantsErr != nil {
@@ -219,7 +229,7 @@ func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) (*RunView,
 	if err := e.failErr(ctx, r, cause); err != nil {
 		return nil, err
 	}
-	return view(r, nil), nil
+	return view(r, nil, nil), nil
 }
 
 // failErr ends a run with an error and reports only whether that was

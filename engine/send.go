@@ -29,10 +29,14 @@ type Message struct {
 // run suspended and says why. Approvals are never granted from text: a
 // call waiting for approval still needs agentctl approve.
 func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
-	r, calls, err := e.touch(ctx, m.RunID)
+	r, t, err := e.touch(ctx, m.RunID)
 	if err != nil {
 		return nil, err
 	}
+	if r.ParentID != "" {
+		return nil, usagef("run %s works for run %s: send messages to the root run, %s", r.ID, r.ParentID, r.RootID)
+	}
+	calls := t.calls
 	if r.Status != store.Suspended && r.Status != store.Completed {
 		return nil, conflictf("run %s is %s: messages go to suspended or completed runs", r.ID, r.Status)
 	}
@@ -82,11 +86,11 @@ func (e *Engine) autoResume(ctx context.Context, a *agentNode, r *store.Run, st 
 	var waiting []string
 	var target *store.Call
 	for _, c := range calls {
-		if c.Status != store.CallPending {
+		if c.Status != store.CallPending || c.Kind == store.KindDelegation {
 			continue
 		}
 		waiting = append(waiting, fmt.Sprintf("%s (%s, %s)", c.ID, c.Tool, c.Kind))
-		if target == nil && c.Kind == store.KindSuspend && len(c.ResumeSchema) > 0 {
+		if target == nil && c.RunID == r.ID && c.Kind == store.KindSuspend && len(c.ResumeSchema) > 0 {
 			target = c
 		}
 	}
@@ -94,7 +98,7 @@ func (e *Engine) autoResume(ctx context.Context, a *agentNode, r *store.Run, st 
 	case !a.spec.AutoResume:
 		return "the message was added; agent " + a.spec.Name + " has no autoResume, so the run still waits for: " + strings.Join(waiting, ", "), nil
 	case target == nil:
-		return "the message was added; no suspended call declares a resumeSchema, so the run still waits for: " + strings.Join(waiting, ", "), nil
+		return "the message was added; no suspended call of this run declares a resumeSchema, so the run still waits for: " + strings.Join(waiting, ", "), nil
 	}
 	t := a.tools[target.Tool]
 	data, err := e.extract(ctx, a, r, st, calls, target, t)

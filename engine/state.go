@@ -19,8 +19,11 @@ type state struct {
 	RequireApproval bool `json:"requireApproval,omitempty"`
 	// TurnStart is the step at which the latest user message arrived:
 	// maxSteps bounds the model turns after it.
-	TurnStart int       `json:"turnStart,omitempty"`
-	Messages  []message `json:"messages"`
+	TurnStart int `json:"turnStart,omitempty"`
+	// MaxDepth bounds delegation depth in the run's tree: the root
+	// agent's maxDepth, handed down to children.
+	MaxDepth int       `json:"maxDepth,omitempty"`
+	Messages []message `json:"messages"`
 }
 
 // message is one message of a run's conversation.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -22,12 +23,19 @@ type RunView struct {
 	// Notice tells what a command could not do without failing, such as
 	// resume data that could not be taken from a message.
 	Notice string `json:"notice,omitempty"`
+	// A child run works for a delegation of its parent; RootID names the
+	// run a user started, where every call waiting in the tree is listed.
+	RootID   string   `json:"rootId"`
+	ParentID string   `json:"parentId,omitempty"`
+	Path     []string `json:"path"`
 }
 
 // PendingView is a call waiting for a human: for approval, or for resume
 // data when the tool suspended itself.
 type PendingView struct {
 	CallID       string          `json:"callId"`
+	RunID        string          `json:"runId"` // the run it belongs to: the root's or a child's
+	Path         []string        `json:"path"`  // agents from the root to that run
 	Tool         string          `json:"tool"`
 	Args         json.RawMessage `json:"args"`
 	Kind         string          `json:"kind"`                   // approval or suspend
@@ -73,13 +81,23 @@ type DecisionView struct {
 	At         time.Time       `json:"at"`
 }
 
-func view(r *store.Run, pending []*store.Call) *RunView {
+// view renders a run with the calls waiting for a human; paths names the
+// agents from the root to each run of the tree (nil: the run's own).
+func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunView {
 	v := &RunView{
 		RunID: r.ID, Agent: r.Agent, Status: r.Status, Input: r.Input, Output: r.Output, Error: r.Error,
 		Pending: []PendingView{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path,
 	}
 	for _, c := range pending {
-		p := PendingView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Kind: c.Kind, Gate: c.Gate, GateError: c.GateError,
+		if c.Kind == store.KindDelegation {
+			continue // settled by its child, whose own calls are listed
+		}
+		path := paths[c.RunID]
+		if path == nil {
+			path = r.Path
+		}
+		p := PendingView{CallID: c.ID, RunID: c.RunID, Path: path, Tool: c.Tool, Args: c.Args, Kind: c.Kind, Gate: c.Gate, GateError: c.GateError,
 			Payload: c.Payload, ResumeSchema: c.ResumeSchema}
 		if !c.Deadline.IsZero() {
 			p.Deadline = &c.Deadline
@@ -89,23 +107,55 @@ func view(r *store.Run, pending []*store.Call) *RunView {
 	return v
 }
 
-// Inspect returns a run by its full id with its pending calls, first
-// expiring overdue ones.
+// Inspect returns a run by its full id with the calls waiting for a
+// human in its subtree (the whole tree for a root), first expiring
+// overdue ones.
 func (e *Engine) Inspect(ctx context.Context, id string) (*RunView, error) {
-	r, calls, err := e.touch(ctx, id)
+	r, t, err := e.touch(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return view(r, pending(calls)), nil
+	return t.view(r), nil
+}
+
+// view renders run r of the tree with the waiting calls of its subtree.
+func (t *tree) view(r *store.Run) *RunView {
+	paths := make(map[string][]string, len(t.runs))
+	for id, run := range t.runs {
+		paths[id] = run.Path
+	}
+	var mine []*store.Call
+	for _, c := range t.waiting() {
+		if t.under(c.RunID, r.ID) {
+			mine = append(mine, c)
+		}
+	}
+	return view(r, mine, paths)
+}
+
+// under reports whether run id is ancestor or one of its descendants.
+func (t *tree) under(id, ancestor string) bool {
+	for id != "" {
+		if id == ancestor {
+			return true
+		}
+		r := t.runs[id]
+		if r == nil {
+			return false
+		}
+		id = r.ParentID
+	}
+	return false
 }
 
 // Detail returns a run by its full id with its calls, decisions and
 // grants, first expiring overdue calls.
 func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
-	r, calls, err := e.touch(ctx, id)
+	r, t, err := e.touch(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	calls := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return c.RunID != id })
 	ds, err := e.store.Decisions(ctx, id)
 	if err != nil {
 		return nil, err
@@ -114,7 +164,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &RunDetail{RunView: *view(r, pending(calls)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: []string{}}
+	d := &RunDetail{RunView: *t.view(r), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: []string{}}
 	d.Grants = append(d.Grants, grants...)
 	for _, c := range calls {
 		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: c.Result,
@@ -149,7 +199,24 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 	}
 	out := make([]*RunView, len(runs))
 	for i, r := range runs {
-		out[i] = view(r, pending[r.ID])
+		calls := pending[r.ID]
+		if slices.ContainsFunc(calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation }) {
+			// A tree: list what waits anywhere in it.
+			if calls, err = e.store.TreePending(ctx, r.ID); err != nil {
+				return nil, err
+			}
+			tr, err := e.store.Tree(ctx, r.ID)
+			if err != nil {
+				return nil, err
+			}
+			paths := map[string][]string{}
+			for _, x := range tr {
+				paths[x.ID] = x.Path
+			}
+			out[i] = view(r, calls, paths)
+			continue
+		}
+		out[i] = view(r, calls, nil)
 	}
 	return out, nil
 }

@@ -28,7 +28,7 @@ type decoder struct {
 // ref is a by-name reference, checked once every file is decoded.
 type ref struct {
 	pos  Pos
-	kind string // "model" or "tool"
+	kind string // "model", "tool" or "agent"
 	name string
 	// scripted marks a scripted model's tool call, which may also name
 	// ResumeTool.
@@ -296,6 +296,19 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 	if n := scalar(field(v, "maxSteps")); n != nil {
 		a.MaxSteps, _ = strconv.Atoi(n.Value)
 	}
+	a.MaxDepth = DefaultMaxDepth
+	if n := scalar(field(v, "maxDepth")); n != nil {
+		a.MaxDepth, _ = strconv.Atoi(n.Value)
+	}
+	for _, sn := range items(field(v, "agents")) {
+		if d.ref(f, sn, "agent") {
+			a.Agents = append(a.Agents, sn.Value)
+			a.SubPos = append(a.SubPos, f.pos(sn))
+			if slices.Contains(a.Tools, sn.Value) {
+				d.errs.add(f.pos(sn), "agent %q has a tool and a sub-agent named %q: a model cannot tell them apart", a.Name, sn.Value)
+			}
+		}
+	}
 	a.ApprovalTimeout = d.duration(f, field(v, "approvalTimeout"), "agents."+a.Name+".approvalTimeout")
 	return a
 }
@@ -324,16 +337,61 @@ func (d *decoder) check() {
 			if _, ok := d.spec.Tools[r.name]; ok {
 				continue
 			}
+			if _, ok := d.spec.Agents[r.name]; ok && r.scripted {
+				continue // a delegation to a sub-agent
+			}
 			if r.scripted && r.name == ResumeTool {
 				continue // the resume data extraction of agentctl send
 			}
 			names = slices.Sorted(maps.Keys(d.spec.Tools))
+		case "agent":
+			if _, ok := d.spec.Agents[r.name]; ok {
+				continue
+			}
+			names = slices.Sorted(maps.Keys(d.spec.Agents))
 		}
 		known := "none are declared"
 		if len(names) > 0 {
 			known = "declared: " + strings.Join(names, ", ")
 		}
 		d.errs.add(r.pos, "unknown %s %q (%s)", r.kind, r.name, known)
+	}
+	d.cycles()
+}
+
+// cycles reports each cycle of sub-agents once, at the reference that
+// closes it.
+func (d *decoder) cycles() {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(name string)
+	visit = func(name string) {
+		a := d.spec.Agents[name]
+		if a == nil || state[name] == done {
+			return
+		}
+		state[name] = open
+		stack = append(stack, name)
+		for i, sub := range a.Agents {
+			switch state[sub] {
+			case open:
+				from := slices.Index(stack, sub)
+				cycle := append(slices.Clone(stack[from:]), sub)
+				d.errs.add(a.SubPos[i], "sub-agent cycle: %s", strings.Join(cycle, " -> "))
+			case unseen:
+				visit(sub)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[name] = done
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.spec.Agents)) {
+		visit(name)
 	}
 }
 

@@ -113,12 +113,21 @@ type Agent struct {
 	RequireToolApproval bool
 	ApprovalTimeout     time.Duration // for the agent's calls whose tool sets none
 	AutoResume          bool          // send extracts resume data from the user's message
+	// Agents are its sub-agents, offered to its model as tools named after
+	// them; SubPos holds where each is named.
+	Agents []string
+	SubPos []Pos
+	// MaxDepth bounds how deep delegations nest below a run of the agent.
+	MaxDepth int
 }
 
 // ResumeTool is the tool offered to a model to extract resume data from a
 // user's message (agentctl send with autoResume). Scripted models call it
 // by this name.
 const ResumeTool = "agentctl_resume"
+
+// DefaultMaxDepth bounds delegation depth when an agent sets no maxDepth.
+const DefaultMaxDepth = 5
 
 // DefaultMaxSteps bounds the model turns of a run when an agent sets no maxSteps.
 const DefaultMaxSteps = 10

@@ -37,7 +37,7 @@ func (a *app) listCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			runs, err := e.List(ctx, store.Filter{Status: store.Status(status), Agent: agent, Limit: limit})
+			runs, err := e.List(ctx, store.Filter{Status: store.Status(status), Agent: agent, Limit: limit, Roots: true})
 			if err != nil {
 				return err
 			}

@@ -53,6 +53,9 @@ func (s CallStatus) Done() bool {
 const (
 	KindApproval = "approval" // waits for approve or decline
 	KindSuspend  = "suspend"  // the tool paused itself: waits for resume data (or decline)
+	// KindDelegation is a call to a sub-agent waiting for its child run;
+	// it is settled by the child's outcome, never by a human.
+	KindDelegation = "delegation"
 )
 
 // Run is one run of an agent.
@@ -68,6 +71,13 @@ type Run struct {
 	State     []byte // the engine's checkpoint, opaque to the store
 	CreatedAt time.Time
 	UpdatedAt time.Time
+
+	// A child run works for a delegation call of its parent, in a tree
+	// whose root a user started. A root run has RootID == ID.
+	ParentID   string
+	ParentCall string   // the parent's delegation call
+	RootID     string   // the root of its tree
+	Path       []string // agent names from the root's to its own
 }
 
 // Call is one tool call a model made in a run.
@@ -151,7 +161,8 @@ type Lease struct {
 type Filter struct {
 	Status Status
 	Agent  string
-	Limit  int // 0 means no limit
+	Limit  int  // 0 means no limit
+	Roots  bool // only runs a user started, not child runs
 }
 
 // Store keeps runs durably. Implementations are safe for concurrent use
@@ -181,6 +192,12 @@ type Store interface {
 	// Expired returns the runs that have a pending call whose deadline is
 	// before now.
 	Expired(ctx context.Context, now time.Time) ([]string, error)
+	// Tree returns the runs of the tree rooted at rootID, the root first,
+	// then children in creation order.
+	Tree(ctx context.Context, rootID string) ([]*Run, error)
+	// TreePending returns the calls waiting for a human anywhere in the
+	// tree rooted at rootID (not delegations), in creation order.
+	TreePending(ctx context.Context, rootID string) ([]*Call, error)
 	// Events returns a run's events after the one with id after, in order.
 	Events(ctx context.Context, runID string, after int64) ([]*Event, error)
 
@@ -198,6 +215,10 @@ type Store interface {
 	// to run; it returns ErrNotIdle otherwise (a decision arrived
 	// meanwhile).
 	Suspend(ctx context.Context, lease Lease, r *Run, ev ...Event) error
+	// Settle gives a delegation call its child's outcome: the call moves
+	// from pending to m.To with m.Result, and, when no live process holds
+	// the run, the lease is taken for the caller (claimed).
+	Settle(ctx context.Context, lease Lease, m Move, ev ...Event) (claimed bool, err error)
 	// Claim takes the lease on a run in one of the given statuses that no
 	// live process holds, and marks it running. It fails with a
 	// *StateError otherwise.

@@ -83,6 +83,49 @@ func (s *DB) Pending(ctx context.Context, runIDs []string) (map[string][]*store.
 	return out, nil
 }
 
+// TreePending implements store.Store.
+func (s *DB) TreePending(ctx context.Context, rootID string) ([]*store.Call, error) {
+	cs, err := queryCalls(ctx, s.db, `SELECT `+callCols+` FROM calls
+		WHERE status = 'pending' AND kind != 'delegation' AND run_id IN (SELECT id FROM runs WHERE root_id = ?)
+		ORDER BY created_at, run_id, seq`, rootID)
+	if err != nil {
+		return nil, fmt.Errorf("pending calls of tree %s: %w", rootID, err)
+	}
+	return cs, nil
+}
+
+// Settle implements store.Store.
+func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) (bool, error) {
+	now := s.now()
+	var claimed bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', deadline = NULL, updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = 'pending' AND kind = 'delegation'`,
+			m.To, m.Result, ms(now), m.RunID, m.CallID)
+		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
+			return conflict(ctx, tx, m.RunID, m.CallID)
+		} else if err != nil {
+			return err
+		}
+		if err := appendEvents(ctx, tx, now, ev); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ?
+			WHERE id = ? AND status IN ('suspended', 'running') AND (owner IS NULL OR lease_expires < ?)`,
+			lease.Owner, ms(now.Add(lease.TTL)), ms(now), m.RunID, ms(now))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		claimed = n == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("settle call %s of run %s: %w", m.CallID, m.RunID, err)
+	}
+	return claimed, nil
+}
+
 // Decisions implements store.Store.
 func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at

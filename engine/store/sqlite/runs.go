@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,16 +12,23 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at`
+const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at, parent_id, parent_call, root_id, path`
 
 type scanner interface{ Scan(...any) error }
 
 func scanRun(sc scanner) (*store.Run, error) {
 	var r store.Run
 	var created, updated int64
-	err := sc.Scan(&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated)
+	var parent sql.NullString
+	var path string
+	err := sc.Scan(&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated,
+		&parent, &r.ParentCall, &r.RootID, &path)
 	if err != nil {
 		return nil, err
+	}
+	r.ParentID = parent.String
+	if err := json.Unmarshal([]byte(path), &r.Path); err != nil {
+		return nil, fmt.Errorf("run %s: path: %w", r.ID, err)
 	}
 	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
 	return &r, nil
@@ -33,10 +41,21 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 		if _, err := tx.ExecContext(ctx, `INSERT INTO specs(hash, body) VALUES(?, ?) ON CONFLICT DO NOTHING`, r.SpecHash, spec); err != nil {
 			return err
 		}
+		if r.RootID == "" {
+			r.RootID = r.ID
+		}
+		if r.Path == nil {
+			r.Path = []string{r.Agent}
+		}
+		path, _ := json.Marshal(r.Path)
+		var parent any
+		if r.ParentID != "" {
+			parent = r.ParentID
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
-			ms(now), ms(now), lease.Owner, ms(now.Add(lease.TTL)))
+			ms(now), ms(now), parent, r.ParentCall, r.RootID, string(path), lease.Owner, ms(now.Add(lease.TTL)))
 		return err
 	})
 	if err != nil {
@@ -96,6 +115,9 @@ func (s *DB) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
 	if f.Agent != "" {
 		where, args = append(where, "agent = ?"), append(args, f.Agent)
 	}
+	if f.Roots {
+		where = append(where, "parent_id IS NULL")
+	}
 	q := `SELECT ` + runCols + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -114,6 +136,24 @@ func (s *DB) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
 		r, err := scanRun(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Tree implements store.Store.
+func (s *DB) Tree(ctx context.Context, rootID string) ([]*store.Run, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE root_id = ? ORDER BY id = root_id DESC, id`, rootID)
+	if err != nil {
+		return nil, fmt.Errorf("tree of run %s: %w", rootID, err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}

@@ -145,6 +145,14 @@ var migrations = []string{
 		at     INTEGER NOT NULL
 	);
 	CREATE INDEX events_run ON events(run_id, id);`,
+
+	// Supervisor trees: child runs of delegation calls.
+	`ALTER TABLE runs ADD COLUMN parent_id TEXT;
+	ALTER TABLE runs ADD COLUMN parent_call TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN root_id TEXT;
+	ALTER TABLE runs ADD COLUMN path TEXT NOT NULL DEFAULT '[]';
+	UPDATE runs SET root_id = id;
+	CREATE INDEX runs_root ON runs(root_id, id);`,
 }
 
 // ErrNewerSchema reports a database written by a newer agentctl.

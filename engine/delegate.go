@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// delegate runs a delegation call: a child run of the sub-agent, in the
+// same store and on the same spec snapshot, advanced here. Its final text
+// becomes the call's result; while it waits for a human, so does the call
+// (kind delegation), and the whole tree is suspended.
+func (e *Engine) delegate(ctx context.Context, g *Graph, a, sub *agentNode, r *store.Run, st *state, c *store.Call) error {
+	if depth := len(r.Path); st.MaxDepth > 0 && depth > st.MaxDepth {
+		return e.settle(ctx, r, c, store.CallApproved, store.CallFailed,
+			fmt.Sprintf("error: delegation refused: the tree is already %d levels deep (maxDepth %d)", depth, st.MaxDepth))
+	}
+	var args struct {
+		Task string `json:"task"`
+	}
+	if err := json.Unmarshal(c.Args, &args); err != nil {
+		return e.settle(ctx, r, c, store.CallApproved, store.CallFailed, "error: invalid arguments: "+err.Error())
+	}
+	// Policy flows down: a sub-agent never runs pre-approved because it
+	// was delegated to.
+	cst := &state{RequireApproval: st.RequireApproval || a.spec.RequireToolApproval, MaxDepth: st.MaxDepth}
+	if sub.spec.Instructions != "" {
+		cst.Messages = append(cst.Messages, message{Role: "system", Text: sub.spec.Instructions})
+	}
+	cst.Messages = append(cst.Messages, message{Role: "user", Text: args.Task})
+	child := &store.Run{
+		ID:         e.newRunID(),
+		Agent:      sub.spec.Name,
+		Status:     store.Running,
+		Input:      args.Task,
+		SpecHash:   r.SpecHash,
+		State:      cst.encode(),
+		ParentID:   r.ID,
+		ParentCall: c.ID,
+		RootID:     r.RootID,
+		Path:       append(append([]string(nil), r.Path...), sub.spec.Name),
+	}
+	if err := e.store.CreateRun(ctx, child, g.snapshot, e.lease); err != nil {
+		return err
+	}
+	p, _ := json.Marshal(map[string]string{"runId": child.ID})
+	m := store.Move{RunID: r.ID, CallID: c.ID, From: store.CallApproved, To: store.CallPending, Kind: store.KindDelegation, Payload: p}
+	if err := e.store.MoveCall(ctx, e.lease, m); err != nil {
+		return err
+	}
+	c.Status, c.Kind, c.Payload = store.CallPending, store.KindDelegation, p
+	v, err := e.advance(ctx, g, child)
+	if err != nil {
+		return err
+	}
+	if !v.Status.Terminal() {
+		return nil // the child waits for a human; so does this call
+	}
+	to, result := outcome(v)
+	done := *c
+	done.Status, done.Result = to, result
+	ev := resultEvent(r.ID, &done)
+	if _, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ID, CallID: c.ID, To: to, Result: result}, ev); err != nil {
+		return err
+	}
+	*c = done
+	e.emit([]store.Event{ev})
+	return nil
+}
+
+// outcome is what a delegation call gets from its finished child run.
+func outcome(v *RunView) (store.CallStatus, string) {
+	if v.Status == store.Failed {
+		return store.CallFailed, "error: the sub-agent failed: " + v.Error
+	}
+	return store.CallSucceeded, v.Output
+}
+
+// bubble hands a finished child run's outcome up to its parent's
+// delegation call and, when that leaves this process holding the parent,
+// advances the parent, and so on up to the root. It returns the root's
+// view.
+func (e *Engine) bubble(ctx context.Context, g *Graph, child *RunView, r *store.Run) (*RunView, error) {
+	for r.ParentID != "" && child.Status.Terminal() {
+		to, result := outcome(child)
+		ev := event(r.ParentID, EventToolResult, map[string]any{"callId": r.ParentCall, "tool": r.Agent, "status": to, "result": result})
+		claimed, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ParentID, CallID: r.ParentCall, To: to, Result: result}, ev)
+		if err != nil {
+			return nil, err
+		}
+		e.emit([]store.Event{ev})
+		parent, err := e.store.Run(ctx, r.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		if !claimed {
+			break // another process holds the parent and will see the result
+		}
+		if child, err = e.advance(ctx, g, parent); err != nil {
+			return nil, err
+		}
+		r = parent
+	}
+	return e.Inspect(ctx, r.RootID)
+}
