@@ -46,3 +46,31 @@ func (t *tree) waiting() []*store.Call {
 	}
 	return out
 }
+
+// TreeRun is one run of a tree, as agentctl show --tree prints it.
+type TreeRun struct {
+	RunView
+	Depth      int    `json:"depth"`
+	ParentCall string `json:"parentCall,omitempty"`
+}
+
+// Tree returns the tree a run belongs to, from its root, each run with
+// the calls waiting in its subtree.
+func (e *Engine) Tree(ctx context.Context, id string) ([]TreeRun, error) {
+	_, t, err := e.touch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TreeRun, 0, len(t.order))
+	var walk func(parent string, depth int)
+	walk = func(parent string, depth int) {
+		for _, r := range t.order {
+			if r.ParentID == parent {
+				out = append(out, TreeRun{RunView: *t.view(r), Depth: depth, ParentCall: r.ParentCall})
+				walk(r.ID, depth+1)
+			}
+		}
+	}
+	walk("", 0)
+	return out, nil
+}

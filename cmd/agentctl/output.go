@@ -95,6 +95,9 @@ func printPending(w io.Writer, prefix string, p engine.PendingView) {
 	if p.Deadline != nil {
 		fmt.Fprintf(w, "  expires %s", stamp(*p.Deadline))
 	}
+	if len(p.Path) > 1 {
+		fmt.Fprintf(w, "  in %s (run %s)", strings.Join(p.Path, " > "), p.RunID)
+	}
 	fmt.Fprintln(w)
 	pad := strings.Repeat(" ", len(prefix)+2)
 	if p.Kind == store.KindSuspend {

@@ -11,14 +11,20 @@ import (
 )
 
 func (a *app) showCmd() *cobra.Command {
-	var out format
+	var (
+		out  format
+		tree bool
+	)
 	cmd := &cobra.Command{
 		Use:   "show RUNID",
 		Short: "Show a run: status, pending calls, every tool call and decision",
 		Long: `Show prints a run with its call ledger and its audit trail of decisions.
-RUNID may be any unique prefix of a run id.`,
+RUNID may be any unique prefix of a run id. A child run (a sub-agent's)
+names its root, where every call waiting in the tree is decided; --tree
+prints the whole tree of runs.`,
 		Example: `  agentctl show 01JD3F
-  agentctl show 01JD3F -o json | jq '.decisions'`,
+  agentctl show 01JD3F -o json | jq '.decisions'
+  agentctl show 01JD3F --tree`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
@@ -29,6 +35,17 @@ RUNID may be any unique prefix of a run id.`,
 			id, err := resolveRun(ctx, e, argv[0])
 			if err != nil {
 				return err
+			}
+			if tree {
+				t, err := e.Tree(ctx, id)
+				if err != nil {
+					return err
+				}
+				if out == "json" {
+					return writeJSON(a.stdout, t)
+				}
+				printTree(a, t)
+				return nil
 			}
 			d, err := e.Detail(ctx, id)
 			if err != nil {
@@ -42,12 +59,35 @@ RUNID may be any unique prefix of a run id.`,
 		},
 	}
 	addFormatFlag(cmd, &out)
+	cmd.Flags().BoolVar(&tree, "tree", false, "show the run's tree of child runs (sub-agents) with their statuses and waiting calls")
 	return cmd
+}
+
+// printTree prints a run tree, one run a line, children indented.
+func printTree(a *app, t []engine.TreeRun) {
+	for _, n := range t {
+		pad := strings.Repeat("  ", n.Depth)
+		fmt.Fprintf(a.stdout, "%s%s  %s  %s", pad, n.RunID, n.Agent, n.Status)
+		if n.ParentCall != "" {
+			fmt.Fprintf(a.stdout, "  (for %s)", n.ParentCall)
+		}
+		fmt.Fprintln(a.stdout)
+		for _, p := range n.Pending {
+			if p.RunID == n.RunID {
+				printPending(a.stdout, pad+"  pending  ", p)
+			}
+		}
+	}
 }
 
 func printDetail(a *app, d *engine.RunDetail) {
 	w := a.stdout
 	fmt.Fprintf(w, "run      %s\n", d.RunID)
+	if d.ParentID != "" {
+		fmt.Fprintf(w, "root     %s\n", d.RootID)
+		fmt.Fprintf(w, "parent   %s\n", d.ParentID)
+		fmt.Fprintf(w, "path     %s\n", strings.Join(d.Path, " > "))
+	}
 	fmt.Fprintf(w, "agent    %s\n", d.Agent)
 	fmt.Fprintf(w, "status   %s\n", d.Status)
 	fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
