@@ -88,6 +88,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.sendCmd(),
 		a.expireCmd(),
 		a.eventsCmd(),
+		a.graphCmd(),
 		a.schemaCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
