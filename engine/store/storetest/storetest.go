@@ -67,6 +67,7 @@ func Run(t *testing.T, b Backend) {
 		{"GrantsAndExpiry", testGrantsAndExpiry},
 		{"Claim", testClaim},
 		{"Events", testEvents},
+		{"Trees", testTrees},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -534,5 +535,54 @@ func testEvents(e *env) {
 	}
 	if more, _ := s.Events(e.ctx, "01A", evs[0].ID); len(more) != 1 || more[0].Type != "step-finish" {
 		e.t.Errorf("events after the first: %v", more)
+	}
+}
+
+// A child run is part of its root's tree; the root's delegation call is
+// settled by the child's outcome, claiming the root when it is free.
+func testTrees(e *env) {
+	s := e.handle()
+	root := newRun(e, s, "01A", lease, store.CallApproved)
+	err := s.MoveCall(e.ctx, lease, store.Move{RunID: "01A", CallID: "call_1", From: store.CallApproved, To: store.CallPending,
+		Kind: store.KindDelegation, Payload: []byte(`{"runId":"01B"}`)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	child := &store.Run{ID: "01B", Agent: "db_admin", Status: store.Running, SpecHash: "h1", State: []byte("{}"),
+		ParentID: "01A", ParentCall: "call_1", RootID: "01A", Path: []string{"oncall", "db_admin"}}
+	if err := s.CreateRun(e.ctx, child, []byte("spec"), lease); err != nil {
+		e.t.Fatal(err)
+	}
+	c := &store.Call{ID: "call_1/call_1", Seq: 1, Step: 1, Tool: "drop", Args: []byte("{}"), Status: store.CallPending, Kind: store.KindApproval}
+	child.Step = 1
+	if err := s.Checkpoint(e.ctx, lease, child, []*store.Call{c}); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, r := range []*store.Run{child, root} {
+		if err := s.Suspend(e.ctx, lease, r); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	tree, err := s.Tree(e.ctx, "01A")
+	if err != nil || len(tree) != 2 || tree[0].ID != "01A" || tree[1].ParentCall != "call_1" || strings.Join(tree[1].Path, ">") != "oncall>db_admin" {
+		e.t.Fatalf("tree %+v, %v", tree, err)
+	}
+	if got, _ := s.Run(e.ctx, "01A"); got.RootID != "01A" || got.ParentID != "" {
+		e.t.Errorf("root run: %+v", got)
+	}
+	pending, err := s.TreePending(e.ctx, "01A")
+	if err != nil || len(pending) != 1 || pending[0].ID != "call_1/call_1" || pending[0].RunID != "01B" {
+		e.t.Fatalf("tree pending %+v, %v (the delegation is not listed)", pending, err)
+	}
+	if roots, _ := s.List(e.ctx, store.Filter{Roots: true}); len(roots) != 1 || roots[0].ID != "01A" {
+		e.t.Errorf("roots: %v", roots)
+	}
+	p2 := store.Lease{Owner: "p2", TTL: time.Minute}
+	claimed, err := s.Settle(e.ctx, p2, store.Move{RunID: "01A", CallID: "call_1", To: store.CallSucceeded, Result: "done"})
+	if err != nil || !claimed {
+		e.t.Fatalf("settle: claimed=%v, %v", claimed, err)
+	}
+	if _, err := s.Settle(e.ctx, p2, store.Move{RunID: "01A", CallID: "call_1", To: store.CallFailed}); !errors.Is(err, store.ErrConflict) {
+		e.t.Errorf("settling twice: %v, want ErrConflict", err)
 	}
 }
