@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/spec/tmpl"
@@ -31,7 +33,7 @@ func (e *Engine) execute(ctx context.Context, g *Graph, a *agentNode, r *store.R
 			return e.settle(ctx, r, c, store.CallApproved, store.CallFailed, "error: invalid resume data: "+err.Error())
 		}
 	}
-	env := tmpl.Env(call.Env())
+	env := tmpl.Env(call.Vars())
 	if sp := t.spec.Suspend; sp != nil {
 		when, err := sp.When.Eval(env)
 		if err != nil {
@@ -59,6 +61,7 @@ func (e *Engine) execute(ctx context.Context, g *Graph, a *agentNode, r *store.R
 	}
 	c.Status = store.CallExecuting
 	status, content := store.CallSucceeded, ""
+	call.Env = environ()
 	res, err := t.action.Do(ctx, call)
 	switch {
 	case err != nil:
@@ -68,6 +71,7 @@ func (e *Engine) execute(ctx context.Context, g *Graph, a *agentNode, r *store.R
 	default:
 		content = res.Content
 	}
+	content = redact(content, t.secrets, call.Env)
 	// The outcome is recorded even if we were interrupted meanwhile.
 	return e.settle(context.WithoutCancel(ctx), r, c, store.CallExecuting, status, content)
 }
@@ -116,4 +120,26 @@ func (e *Engine) suspendCall(ctx context.Context, a *agentNode, t *toolNode, r *
 	c.Status, c.Kind, c.Payload, c.ResumeSchema, c.Deadline = store.CallPending, store.KindSuspend, p, m.ResumeSchema, m.Deadline
 	e.emit([]store.Event{ev})
 	return nil
+}
+
+// environ returns the process environment as a map, for ${{ env.NAME }}.
+func environ() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// redact cuts the values of the named environment variables out of a
+// tool's result, so that a secret the tool echoes is never stored.
+func redact(s string, names []string, env map[string]string) string {
+	for _, n := range names {
+		if v := env[n]; len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[env."+n+"]")
+		}
+	}
+	return s
 }

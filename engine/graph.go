@@ -15,6 +15,8 @@ import (
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
 	"github.com/agentctl/agentctl/toolkits/exec"
+	"github.com/agentctl/agentctl/toolkits/file"
+	toolhttp "github.com/agentctl/agentctl/toolkits/http"
 	"github.com/agentctl/agentctl/toolkits/output"
 )
 
@@ -50,6 +52,9 @@ func taskSchema() map[string]any {
 type toolNode struct {
 	spec   *spec.Tool
 	action toolkits.Action
+	// secrets are the env names its action reads: their values are cut
+	// out of its results before anything is stored.
+	secrets []string
 }
 
 // modelNode builds its model on first use: a run that only approves a
@@ -86,8 +91,31 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 		switch {
 		case t.Exec != nil:
 			n.action = exec.New(t.Exec)
+			for _, c := range t.Exec.Command {
+				n.secrets = append(n.secrets, c.EnvNames()...)
+			}
+			for _, v := range t.Exec.Env {
+				n.secrets = append(n.secrets, v.EnvNames()...)
+			}
+		case t.HTTP != nil:
+			a, err := toolhttp.New(t.HTTP)
+			if err != nil {
+				return nil, fmt.Errorf("%s: tool %s: %w", t.Pos, name, err)
+			}
+			n.action = a
+			n.secrets = append(append(n.secrets, t.HTTP.URL.EnvNames()...), t.HTTP.Body.EnvNames()...)
+			for _, v := range t.HTTP.Query {
+				n.secrets = append(n.secrets, v.EnvNames()...)
+			}
+			for _, v := range t.HTTP.Headers {
+				n.secrets = append(n.secrets, v.EnvNames()...)
+			}
+		case t.File != nil:
+			n.action = file.New(t.File)
+			n.secrets = append(append(n.secrets, t.File.Path.EnvNames()...), t.File.Content.EnvNames()...)
 		case t.Output != nil:
 			n.action = output.New(t.Output)
+			n.secrets = t.Output.EnvNames()
 		default:
 			return nil, fmt.Errorf("%s: tool %s has no action", t.Pos, name)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,26 +199,156 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 			t.Skip.Output = d.template(f, on, toolVars)
 		}
 	}
-	exec, out := field(v, "exec"), field(v, "output")
-	switch {
-	case exec == nil && out == nil:
-		d.errs.add(t.Pos, "tool %q has no action: declare exec or output", t.Name)
-	case exec != nil && out != nil:
-		d.errs.add(t.Pos, "tool %q has two actions: declare exec or output, not both", t.Name)
-	}
-	if out = scalar(out); out != nil {
-		t.Output = d.template(f, out, toolVars)
-	}
-	if exec != nil {
-		t.Exec = &Exec{Dir: str(field(exec, "dir"))}
-		for _, c := range items(field(exec, "command")) {
-			if c = scalar(c); c != nil {
-				t.Exec.Command = append(t.Exec.Command, d.template(f, c, toolVars))
-			}
+	var actions []string
+	for _, k := range []string{"exec", "http", "file", "output"} {
+		if field(v, k) != nil {
+			actions = append(actions, k)
 		}
-		t.Exec.Timeout = d.duration(f, field(exec, "timeout"), path+".exec.timeout")
+	}
+	switch len(actions) {
+	case 0:
+		d.errs.add(t.Pos, "tool %q has no action: declare exec, http, file or output", t.Name)
+	case 1:
+	default:
+		d.errs.add(t.Pos, "tool %q has %d actions (%s): declare one", t.Name, len(actions), strings.Join(actions, ", "))
+	}
+	if out := scalar(field(v, "output")); out != nil {
+		t.Output = d.template(f, out, actionVars)
+	}
+	if n := field(v, "exec"); n != nil && n.Kind == yaml.MappingNode {
+		t.Exec = d.exec(f, n, path+".exec")
+	}
+	if n := field(v, "http"); n != nil && n.Kind == yaml.MappingNode {
+		t.HTTP = d.http(f, n, path+".http")
+	}
+	if n := field(v, "file"); n != nil && n.Kind == yaml.MappingNode {
+		t.File = d.fileOp(f, n, path+".file")
 	}
 	return t
+}
+
+func (d *decoder) exec(f *file, n *yaml.Node, path string) *Exec {
+	e := &Exec{Dir: str(field(n, "dir")), Shell: boolean(field(n, "shell"))}
+	for _, c := range items(field(n, "command")) {
+		if c = scalar(c); c != nil {
+			e.Command = append(e.Command, d.template(f, c, actionVars))
+		}
+	}
+	if e.Shell {
+		cmd := items(field(n, "command"))
+		switch {
+		case len(cmd) != 1:
+			d.errs.add(f.pos(field(n, "command")), "%s.command: with shell: true, the command is one script", path)
+		case tmpl.Has(cmd[0].Value):
+			d.errs.add(f.pos(cmd[0]), "%s.command: a shell script takes no placeholders; pass values through env and use \"$NAME\"", path)
+		}
+	}
+	e.Env = d.templates(f, field(n, "env"), actionVars)
+	e.Timeout = d.duration(f, field(n, "timeout"), path+".timeout")
+	e.MaxOutput = d.size(f, field(n, "maxOutput"), path+".maxOutput")
+	return e
+}
+
+func (d *decoder) http(f *file, n *yaml.Node, path string) *HTTP {
+	h := &HTTP{Method: str(field(n, "method")), Query: d.templates(f, field(n, "query"), actionVars),
+		Headers: d.templates(f, field(n, "headers"), actionVars)}
+	if h.Method == "" {
+		h.Method = "GET"
+	}
+	if un := scalar(field(n, "url")); un != nil {
+		h.URL = d.template(f, un, actionVars)
+		origin, ok := literalOrigin(un.Value)
+		if !ok {
+			d.errs.add(f.pos(un), "%s.url: scheme and host must be written out (http:// or https://, then a host without placeholders)", path)
+		}
+		h.Origin = origin
+	}
+	if bn := field(n, "body"); bn != nil {
+		h.Body = d.value(f, bn, actionVars)
+	}
+	h.Timeout = d.duration(f, field(n, "timeout"), path+".timeout")
+	h.MaxResponse = d.size(f, field(n, "maxResponse"), path+".maxResponse")
+	return h
+}
+
+// literalOrigin returns scheme://host[:port] of a URL template, provided
+// they hold no placeholder and no user info.
+func literalOrigin(raw string) (string, bool) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return "", false
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host = rest[:i]
+	}
+	if host == "" || strings.ContainsAny(host, "@$ {}") {
+		return "", false
+	}
+	return scheme + "://" + host, true
+}
+
+func (d *decoder) fileOp(f *file, n *yaml.Node, path string) *File {
+	fo := &File{Op: str(field(n, "op")), Root: str(field(n, "root"))}
+	if rn := scalar(field(n, "root")); rn != nil {
+		if tmpl.Has(rn.Value) {
+			d.errs.add(f.pos(rn), "%s.root: a root takes no placeholders", path)
+		}
+		if !filepath.IsAbs(fo.Root) {
+			fo.Root = filepath.Join(f.dir, fo.Root)
+		}
+		if abs, err := filepath.Abs(fo.Root); err == nil {
+			fo.Root = abs
+		}
+	}
+	if pn := scalar(field(n, "path")); pn != nil {
+		fo.Path = d.template(f, pn, actionVars)
+	}
+	cn := scalar(field(n, "content"))
+	switch {
+	case cn != nil && fo.Op != "write":
+		d.errs.add(f.pos(cn), "%s.content: only op write takes content", path)
+	case cn == nil && fo.Op == "write":
+		d.errs.add(f.pos(n), "%s: op write needs content", path)
+	case cn != nil:
+		fo.Content = d.template(f, cn, actionVars)
+	}
+	return fo
+}
+
+// templates compiles a map of strings that may hold placeholders.
+func (d *decoder) templates(f *file, n *yaml.Node, vars tmpl.Vars) map[string]*tmpl.String {
+	out := map[string]*tmpl.String{}
+	for k, v := range pairs(n) {
+		if v = scalar(v); v != nil {
+			out[k.Value] = d.template(f, v, vars)
+		}
+	}
+	return out
+}
+
+// size decodes a byte count: 65536, "64KiB", "1MiB", "10MB"; 0 when absent.
+func (d *decoder) size(f *file, n *yaml.Node, path string) int64 {
+	if n = scalar(n); n == nil {
+		return 0
+	}
+	s := strings.TrimSpace(n.Value)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"B", 1}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v <= 0 {
+		d.errs.add(f.pos(n), "%s: invalid size %q (want e.g. 65536, 64KiB, 1MiB)", path, n.Value)
+		return 0
+	}
+	return v * mult
 }
 
 // duration decodes a positive duration such as 30s or 24h; 0 when absent.

@@ -69,7 +69,11 @@ func LoadFiles(paths ...string) (*Spec, error) {
 			if err != nil {
 				return nil, err
 			}
-			srcs = append(srcs, Source{Name: n, Data: data})
+			dir, err := filepath.Abs(filepath.Dir(n))
+			if err != nil {
+				return nil, err
+			}
+			srcs = append(srcs, Source{Name: n, Data: data, Dir: dir})
 		}
 	}
 	return Load(srcs)
@@ -109,7 +113,7 @@ func load(srcs []Source, trusted bool) (*Spec, error) {
 				errs = append(errs, yamlError(src.Name, err))
 				break
 			}
-			f := &file{name: src.Name, root: deref(doc.Content[0]), budget: maxNodes}
+			f := &file{name: src.Name, dir: src.Dir, root: deref(doc.Content[0]), budget: maxNodes}
 			if sch != nil {
 				validateSchema(f, sch, f.value(&doc, &errs), &errs)
 			}

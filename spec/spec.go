@@ -22,6 +22,10 @@ type Spec struct {
 type Source struct {
 	Name string `json:"name"`
 	Data []byte `json:"data"`
+	// Dir is the absolute directory the file was read from: relative
+	// paths in it (a file tool's root) resolve against it. Empty: the
+	// working directory.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Model providers.
@@ -62,8 +66,10 @@ type Tool struct {
 	Pos         Pos
 	Description string
 	Input       *Schema      // the arguments; never nil
-	Exec        *Exec        // the action: Exec or Output
-	Output      *tmpl.String // over input, resume and run
+	Exec        *Exec        // the action: one of Exec, HTTP, File, Output
+	HTTP        *HTTP
+	File        *File
+	Output      *tmpl.String // over input, resume, run and env
 
 	// RequireApproval decides, once per call, whether it waits for a
 	// human; over input and run.
@@ -96,9 +102,34 @@ type Skip struct {
 
 // Exec runs a command without a shell.
 type Exec struct {
-	Command []*tmpl.String // argv, each element rendered on its own
-	Dir     string
-	Timeout time.Duration // zero means the default
+	Command   []*tmpl.String // argv, each element rendered on its own
+	Dir       string
+	Env       map[string]*tmpl.String // added to the environment
+	Timeout   time.Duration           // zero means the default
+	MaxOutput int64                   // bytes kept of stdout and of stderr; zero means the default
+	// Shell runs Command[0], a fixed script, with sh -c; arguments reach
+	// it only through Env.
+	Shell bool
+}
+
+// HTTP sends one request to a host fixed in the spec.
+type HTTP struct {
+	Method      string
+	URL         *tmpl.String // placeholders only after scheme://host, each value path-escaped
+	Origin      string       // scheme://host[:port], as written
+	Query       map[string]*tmpl.String
+	Headers     map[string]*tmpl.String
+	Body        *tmpl.Value // nil: no body
+	Timeout     time.Duration
+	MaxResponse int64
+}
+
+// File reads, writes or lists files inside a root directory.
+type File struct {
+	Root    string // absolute
+	Op      string // read, write or list
+	Path    *tmpl.String
+	Content *tmpl.String // for write
 }
 
 // Agent declares an agent.
@@ -135,6 +166,7 @@ const DefaultMaxSteps = 10
 // Variables that each kind of placeholder may use.
 var (
 	toolVars     = tmpl.Vars{"input": map[string]any{}, "resume": map[string]any{}, "run": map[string]any{}}
+	actionVars   = tmpl.Vars{"input": map[string]any{}, "resume": map[string]any{}, "run": map[string]any{}, "env": map[string]string{}}
 	approvalVars = tmpl.Vars{"input": map[string]any{}, "run": map[string]any{}}
 	turnVars     = tmpl.Vars{"input": "", "results": []any{}}
 	modelVars    = tmpl.Vars{"env": map[string]string{}}

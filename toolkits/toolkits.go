@@ -13,13 +13,19 @@ type Call struct {
 	Input  map[string]any // the arguments, valid against the tool's input schema
 	Resume map[string]any // the resume data it was given; nil if none
 	Run    map[string]any // id, agent and step of the run
+	// Env is the process environment, read by ${{ env.NAME }} at
+	// execution only: what a call stores never holds its values.
+	Env map[string]string
 }
 
-// Env returns the variables a tool's placeholders see: input, resume
-// and run.
-func (c Call) Env() map[string]any {
-	return map[string]any{"input": c.Input, "resume": c.Resume, "run": c.Run}
+// Vars returns the variables a tool's placeholders see: input, resume,
+// run and env.
+func (c Call) Vars() map[string]any {
+	return map[string]any{"input": c.Input, "resume": c.Resume, "run": c.Run, "env": c.Env}
 }
+
+// IdempotencyKey identifies the call across retries: runId:callId.
+func (c Call) IdempotencyKey() string { return c.RunID + ":" + c.CallID }
 
 // Result is what a tool call produced: the content the model is told and
 // whether the tool reports failure (a non-zero exit, say). A failed result

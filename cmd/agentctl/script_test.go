@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -50,6 +54,10 @@ func TestMain(m *testing.M) {
 //	capture NAME REGEXP     set $NAME to REGEXP's first group in the last stdout
 //	jsonlines N             the last stdout is N lines, each a JSON object
 //	                        with a string "type" and "runId"
+//	httpserver NAME         serve HTTP on loopback until the script ends, set
+//	                        $NAME to its base URL, and log each request
+//	                        (method, path, query, headers, body) to
+//	                        $WORK/NAME.log; see testServer for its routes
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/agents")
 	if err != nil {
@@ -64,9 +72,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"capture":   capture,
-			"exits":     exits,
-			"jsonlines": jsonlines,
+			"capture":    capture,
+			"exits":      exits,
+			"jsonlines":  jsonlines,
+			"httpserver": httpserver,
 		},
 	})
 }
@@ -122,4 +131,50 @@ func jsonlines(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("line %d is not an event (%v): %s", i+1, err, l)
 		}
 	}
+}
+
+// httpserver starts testServer for a script.
+func httpserver(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserver NAME")
+	}
+	name := args[0]
+	logPath := ts.MkAbs(name + ".log")
+	srv := httptest.NewServer(testServer(logPath))
+	ts.Defer(srv.Close)
+	ts.Setenv(name, srv.URL)
+}
+
+// testServer answers: /items/ID with JSON naming the item, /tickets (POST)
+// with 201 and the JSON it got, /missing with 404, /redirect with a
+// redirect to another host, anything else with plain text. It logs every
+// request to logPath, one line each.
+func testServer(logPath string) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, "%s %s query=%s auth=%q idem=%q body=%s\n", r.Method, r.URL.EscapedPath(), r.URL.RawQuery,
+				r.Header.Get("Authorization"), r.Header.Get("Idempotency-Key"), body)
+			f.Close()
+		}
+		mu.Unlock()
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/items/"):
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"id": strings.TrimPrefix(r.URL.Path, "/items/"), "state": "open"})
+		case r.URL.Path == "/tickets" && r.Method == http.MethodPost:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			w.Write(body)
+		case r.URL.Path == "/missing":
+			http.Error(w, "no such thing", http.StatusNotFound)
+		case r.URL.Path == "/redirect":
+			http.Redirect(w, r, "http://evil.invalid/steal", http.StatusFound)
+		default:
+			fmt.Fprintf(w, "hello from %s", r.URL.Path)
+		}
+	})
 }

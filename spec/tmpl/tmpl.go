@@ -8,10 +8,12 @@ package tmpl
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
@@ -388,4 +390,87 @@ func (e Expr) Eval(env Env) (bool, error) {
 		return false, fmt.Errorf("expression %q: got %T, want a boolean", e.expr.parts[0].prog.Source().String(), v)
 	}
 	return b, nil
+}
+
+// RenderEscaped renders t like Render, passing each placeholder's text
+// through escape (url.PathEscape, say) while literal text stays as is.
+func (t *String) RenderEscaped(env Env, escape func(string) string) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.prog == nil {
+			b.WriteString(p.lit)
+			continue
+		}
+		v, err := run(p.prog, env)
+		if err != nil {
+			return "", err
+		}
+		s, err := Text(v)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(escape(s))
+	}
+	return b.String(), nil
+}
+
+// EnvNames returns the names read as env.NAME (or env["NAME"]) by t's
+// expressions, so that their values can be kept out of what is stored.
+func (t *String) EnvNames() []string {
+	if t == nil {
+		return nil
+	}
+	var names []string
+	for _, p := range t.parts {
+		if p.prog == nil {
+			continue
+		}
+		node := p.prog.Node()
+		ast.Walk(&node, envVisitor(func(name string) {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}))
+	}
+	return names
+}
+
+// EnvNames returns the env names read anywhere in v.
+func (v *Value) EnvNames() []string {
+	if v == nil {
+		return nil
+	}
+	var names []string
+	add := func(ns []string) {
+		for _, n := range ns {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	add(v.str.EnvNames())
+	for _, e := range v.list {
+		add(e.EnvNames())
+	}
+	for _, e := range v.obj {
+		add(e.EnvNames())
+	}
+	return names
+}
+
+type envVisitor func(name string)
+
+func (f envVisitor) Visit(n *ast.Node) {
+	m, ok := (*n).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == "env" {
+		if s, ok := m.Property.(*ast.StringNode); ok {
+			f(s.Value)
+		}
+	}
 }

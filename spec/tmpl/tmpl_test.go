@@ -152,3 +152,19 @@ func TestExpr(t *testing.T) {
 		t.Error("Const(true)")
 	}
 }
+
+func TestEnvNames(t *testing.T) {
+	v := Vars{"input": map[string]any{}, "env": map[string]string{}}
+	s, err := Parse(`Bearer ${{ env.TOKEN }} ${{ env["OTHER"] + input.x }} ${{ input.env }}`, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.EnvNames(), ","); got != "TOKEN,OTHER" {
+		t.Errorf("EnvNames = %s", got)
+	}
+	u, _ := Parse("/items/${{ input.id }}/x", v)
+	got, _ := u.RenderEscaped(Env{"input": map[string]any{"id": "../a b?c"}}, func(s string) string { return "<" + s + ">" })
+	if got != "/items/<../a b?c>/x" {
+		t.Errorf("RenderEscaped = %s", got)
+	}
+}

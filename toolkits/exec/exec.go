@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	osexec "os/exec"
+	"slices"
 	"time"
 
 	"github.com/agentctl/agentctl/spec"
@@ -29,15 +31,20 @@ const (
 type Action struct {
 	argv      []*tmpl.String
 	dir       string
+	env       map[string]*tmpl.String
+	shell     bool
 	timeout   time.Duration
 	maxOutput int
 }
 
 // New returns the Action for an exec declaration.
 func New(e *spec.Exec) *Action {
-	a := &Action{argv: e.Command, dir: e.Dir, timeout: e.Timeout, maxOutput: DefaultMaxOutput}
+	a := &Action{argv: e.Command, dir: e.Dir, env: e.Env, shell: e.Shell, timeout: e.Timeout, maxOutput: int(e.MaxOutput)}
 	if a.timeout == 0 {
 		a.timeout = DefaultTimeout
+	}
+	if a.maxOutput == 0 {
+		a.maxOutput = DefaultMaxOutput
 	}
 	return a
 }
@@ -53,7 +60,7 @@ type Output struct {
 // Do implements toolkits.Action. A non-zero exit or a timeout is a failed
 // result; a command that cannot start is an error.
 func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
-	env := tmpl.Env(c.Env())
+	env := tmpl.Env(c.Vars())
 	argv := make([]string, len(a.argv))
 	for i, t := range a.argv {
 		s, err := t.Render(env)
@@ -62,11 +69,23 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 		}
 		argv[i] = s
 	}
+	if a.shell {
+		// A fixed script: values reach it only as environment variables.
+		argv = []string{"/bin/sh", "-c", argv[0], "agentctl-tool"}
+	}
+	vars := append(os.Environ(), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
+	for _, name := range slices.Sorted(maps.Keys(a.env)) {
+		v, err := a.env[name].Render(env)
+		if err != nil {
+			return toolkits.Result{}, fmt.Errorf("env %s: %w", name, err)
+		}
+		vars = append(vars, name+"="+v)
+	}
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = a.dir
-	cmd.Env = append(os.Environ(), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
+	cmd.Env = vars
 	cmd.WaitDelay = time.Second
 	stdout, stderr := &capped{max: a.maxOutput}, &capped{max: a.maxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

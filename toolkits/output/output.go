@@ -17,7 +17,7 @@ func New(text *tmpl.String) *Action { return &Action{text: text} }
 
 // Do implements toolkits.Action.
 func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error) {
-	s, err := a.text.Render(tmpl.Env(c.Env()))
+	s, err := a.text.Render(tmpl.Env(c.Vars()))
 	if err != nil {
 		return toolkits.Result{}, err
 	}

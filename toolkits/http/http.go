@@ -1,0 +1,177 @@
+// Package http sends one HTTP request as a tool, only ever to the scheme
+// and host written in the spec: placeholders may fill the path (each
+// value path-escaped), query values (URL-encoded), headers and a JSON
+// body, never where the request goes. Redirects to another host are
+// refused.
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	nethttp "net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/spec/tmpl"
+	"github.com/agentctl/agentctl/toolkits"
+)
+
+// Defaults for what a spec leaves out.
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultMaxResponse = 1 << 20
+)
+
+// Action sends one declared request.
+type Action struct {
+	spec        *spec.HTTP
+	origin      *url.URL
+	timeout     time.Duration
+	maxResponse int64
+	client      *nethttp.Client
+}
+
+// New returns the Action for an http declaration.
+func New(h *spec.HTTP) (*Action, error) {
+	origin, err := url.Parse(h.Origin)
+	if err != nil {
+		return nil, fmt.Errorf("http url: %w", err)
+	}
+	a := &Action{spec: h, origin: origin, timeout: h.Timeout, maxResponse: h.MaxResponse}
+	if a.timeout == 0 {
+		a.timeout = DefaultTimeout
+	}
+	if a.maxResponse == 0 {
+		a.maxResponse = DefaultMaxResponse
+	}
+	a.client = &nethttp.Client{CheckRedirect: func(req *nethttp.Request, via []*nethttp.Request) error {
+		if !a.sameOrigin(req.URL) {
+			return fmt.Errorf("redirect to %s://%s refused: the tool may only reach %s", req.URL.Scheme, req.URL.Host, h.Origin)
+		}
+		if len(via) >= 5 {
+			return errors.New("too many redirects")
+		}
+		return nil
+	}}
+	return a, nil
+}
+
+func (a *Action) sameOrigin(u *url.URL) bool {
+	return u.Scheme == a.origin.Scheme && u.Host == a.origin.Host && u.User == nil
+}
+
+// Output is the result content of a request, as JSON.
+type Output struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    any               `json:"body"` // decoded when JSON
+}
+
+// shownHeaders are the response headers a result keeps.
+var shownHeaders = []string{"Content-Type", "Location", "Retry-After"}
+
+// Do implements toolkits.Action. A 4xx or 5xx response is a failed
+// result the model sees; a network error is an error.
+func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
+	env := tmpl.Env(c.Vars())
+	raw, err := a.spec.URL.RenderEscaped(env, url.PathEscape)
+	if err != nil {
+		return toolkits.Result{}, fmt.Errorf("url: %w", err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return toolkits.Result{}, fmt.Errorf("url: %w", err)
+	}
+	if !a.sameOrigin(u) {
+		return toolkits.Result{}, fmt.Errorf("url %s://%s refused: the tool may only reach %s", u.Scheme, u.Host, a.spec.Origin)
+	}
+	q := u.Query()
+	for _, k := range slices.Sorted(maps.Keys(a.spec.Query)) {
+		v, err := a.spec.Query[k].Render(env)
+		if err != nil {
+			return toolkits.Result{}, fmt.Errorf("query %s: %w", k, err)
+		}
+		q.Set(k, v)
+	}
+	u.RawQuery = q.Encode()
+	var body io.Reader
+	if a.spec.Body != nil {
+		v, err := a.spec.Body.Eval(env)
+		if err != nil {
+			return toolkits.Result{}, fmt.Errorf("body: %w", err)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return toolkits.Result{}, fmt.Errorf("body: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	req, err := nethttp.NewRequestWithContext(ctx, a.spec.Method, u.String(), body)
+	if err != nil {
+		return toolkits.Result{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Idempotency-Key", c.IdempotencyKey())
+	for _, k := range slices.Sorted(maps.Keys(a.spec.Headers)) {
+		v, err := a.spec.Headers[k].Render(env)
+		if err != nil {
+			return toolkits.Result{}, fmt.Errorf("header %s: %w", k, err)
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return toolkits.Result{}, fmt.Errorf("%s %s://%s%s: %w", a.spec.Method, u.Scheme, u.Host, u.Path, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, a.maxResponse+1))
+	if err != nil {
+		return toolkits.Result{}, fmt.Errorf("reading the response: %w", err)
+	}
+	out := Output{Status: resp.StatusCode, Headers: map[string]string{}}
+	for _, h := range shownHeaders {
+		if v := resp.Header.Get(h); v != "" {
+			out.Headers[h] = v
+		}
+	}
+	truncated := int64(len(data)) > a.maxResponse
+	if truncated {
+		data = data[:a.maxResponse]
+	}
+	var decoded any
+	if !truncated && strings.Contains(resp.Header.Get("Content-Type"), "json") && json.Unmarshal(data, &decoded) == nil {
+		out.Body = decoded
+	} else {
+		s := string(data)
+		if truncated {
+			s += fmt.Sprintf("\n[... truncated at %d bytes]", a.maxResponse)
+		}
+		out.Body = s
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return toolkits.Result{}, err
+	}
+	return toolkits.Result{Content: string(b), Failed: resp.StatusCode >= 400}, nil
+}
+
+// unwrapURLError drops url.Error's repetition of the method and URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
