@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/agentctl/agentctl/spec"
@@ -79,6 +80,7 @@ func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error)
 		if err != nil {
 			return toolkits.Result{}, explain(p, err)
 		}
+		slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		var b strings.Builder
 		for _, e := range ents {
 			b.WriteString(e.Name())
@@ -135,7 +137,7 @@ func explain(p string, err error) error {
 	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s %s: %w", pe.Op, p, pe.Err)
+		return fmt.Errorf("%s %s: %w", strings.TrimSuffix(pe.Op, "at"), p, pe.Err)
 	}
 	return err
 }
