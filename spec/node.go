@@ -11,7 +11,7 @@ import (
 // file is one parsed spec file.
 type file struct {
 	name string
-	dir  string // where relative paths in it resolve; empty: the working directory
+	dir  string     // where relative paths in it resolve; empty: the working directory
 	root *yaml.Node // the document's top mapping (or whatever it holds)
 
 	expanding map[*yaml.Node]bool // aliases being expanded, to catch cycles

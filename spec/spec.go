@@ -65,8 +65,8 @@ type Tool struct {
 	Name        string
 	Pos         Pos
 	Description string
-	Input       *Schema      // the arguments; never nil
-	Exec        *Exec        // the action: one of Exec, HTTP, File, Output
+	Input       *Schema // the arguments; never nil
+	Exec        *Exec   // the action: one of Exec, HTTP, File, Output
 	HTTP        *HTTP
 	File        *File
 	Output      *tmpl.String // over input, resume, run and env
