@@ -128,6 +128,17 @@ func (e *Engine) graph(ctx context.Context, hash string) (*Graph, error) {
 	return g, nil
 }
 
+// Close stops what the engine's graphs started (MCP servers).
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var errs []error
+	for _, g := range e.graphs {
+		errs = append(errs, g.Close())
+	}
+	return errors.Join(errs...)
+}
+
 // heartbeat renews the lease on a run until stop is called.
 func (e *Engine) heartbeat(ctx context.Context, runID string) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)

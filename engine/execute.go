@@ -20,6 +20,13 @@ func (e *Engine) execute(ctx context.Context, g *Graph, a *agentNode, r *store.R
 	if sub, ok := a.subs[c.Tool]; ok {
 		return e.delegate(ctx, g, a, sub, r, st, c)
 	}
+	if s, name, ok := a.mcpTool(c.Tool); ok {
+		call := toolkits.Call{RunID: r.ID, CallID: c.ID, Tool: c.Tool, Run: runVars(r)}
+		if err := json.Unmarshal(c.Args, &call.Input); err != nil {
+			return e.settle(ctx, r, c, store.CallApproved, store.CallFailed, "error: invalid arguments: "+err.Error())
+		}
+		return e.executeMCP(ctx, r, c, s, name, call)
+	}
 	t, ok := a.tools[c.Tool]
 	if !ok { // the gate lets none through; a changed spec could
 		return e.settle(ctx, r, c, store.CallApproved, store.CallFailed, fmt.Sprintf("error: agent %s has no tool %q", a.spec.Name, c.Tool))

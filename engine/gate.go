@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -18,7 +19,7 @@ import (
 // unknown tool or with arguments that break the tool's schema fails at
 // once, and the model is told why. The verdict and its reason are kept
 // with the call.
-func (e *Engine) gate(a *agentNode, st *state, r *store.Run, grants func() []string, id string, seq int, fc *llms.FunctionCall) *store.Call {
+func (e *Engine) gate(ctx context.Context, a *agentNode, st *state, r *store.Run, grants func() []string, id string, seq int, fc *llms.FunctionCall) *store.Call {
 	c := &store.Call{ID: id, Seq: seq, Step: r.Step, Tool: fc.Name, Status: store.CallApproved}
 	args, err := decodeArgs(fc.Arguments)
 	if err == nil {
@@ -39,9 +40,20 @@ func (e *Engine) gate(a *agentNode, st *state, r *store.Run, grants func() []str
 		}
 		return c
 	}
+	if s, name, ok := a.mcpTool(fc.Name); ok && err == nil {
+		e.gateMCP(ctx, a, st, c, args, s, name)
+		if c.Status == store.CallPending && slices.Contains(grants(), c.Tool) {
+			c.Status, c.Kind = store.CallApproved, ""
+			c.Gate = "approved for the rest of the run (approve --always); would need: " + strings.TrimPrefix(c.Gate, "required by ")
+		}
+		if c.Status == store.CallPending {
+			c.Deadline = e.deadline(a, nil)
+		}
+		return c
+	}
 	t, ok := a.tools[fc.Name]
 	switch {
-	case !ok:
+	case !ok || t.mcp != nil:
 		c.Status, c.Result = store.CallFailed, fmt.Sprintf("error: unknown tool %q; available tools: %s", fc.Name, strings.Join(toolNames(a), ", "))
 		return c
 	case err != nil:
@@ -90,7 +102,10 @@ func (e *Engine) gate(a *agentNode, st *state, r *store.Run, grants func() []str
 // deadline is when a call that starts waiting now expires: the tool's
 // approvalTimeout, else the agent's; zero for none.
 func (e *Engine) deadline(a *agentNode, t *toolNode) time.Time {
-	d := t.spec.ApprovalTimeout
+	var d time.Duration
+	if t != nil {
+		d = t.spec.ApprovalTimeout
+	}
 	if d == 0 {
 		d = a.spec.ApprovalTimeout
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentctl/agentctl/toolkits/exec"
 	"github.com/agentctl/agentctl/toolkits/file"
 	toolhttp "github.com/agentctl/agentctl/toolkits/http"
+	toolmcp "github.com/agentctl/agentctl/toolkits/mcp"
 	"github.com/agentctl/agentctl/toolkits/output"
 )
 
@@ -33,7 +35,8 @@ type Graph struct {
 type agentNode struct {
 	spec  *spec.Agent
 	model *modelNode
-	tools map[string]*toolNode
+	tools map[string]*toolNode // by spec name; an MCP server stands for its tools
+	mcps  []*toolmcp.Server
 	subs  map[string]*agentNode // sub-agents, offered to the model as tools
 	defs  []llms.Tool           // tools then sub-agents, as offered to the model
 }
@@ -52,6 +55,7 @@ func taskSchema() map[string]any {
 type toolNode struct {
 	spec   *spec.Tool
 	action toolkits.Action
+	mcp    *toolmcp.Server // instead of action: a server's tools
 	// secrets are the env names its action reads: their values are cut
 	// out of its results before anything is stored.
 	secrets []string
@@ -116,6 +120,8 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 		case t.Output != nil:
 			n.action = output.New(t.Output)
 			n.secrets = t.Output.EnvNames()
+		case t.MCP != nil:
+			n.mcp = toolmcp.New(name, t.MCP)
 		default:
 			return nil, fmt.Errorf("%s: tool %s has no action", t.Pos, name)
 		}
@@ -126,6 +132,10 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 		for _, tn := range a.Tools {
 			t := tnodes[tn]
 			n.tools[tn] = t
+			if t.mcp != nil {
+				n.mcps = append(n.mcps, t.mcp) // its tools are listed when first needed
+				continue
+			}
 			n.defs = append(n.defs, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
 				Name: tn, Description: t.spec.Description, Parameters: t.spec.Input.Doc,
 			}})
@@ -143,6 +153,21 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 		}
 	}
 	return g, nil
+}
+
+// Close stops the MCP servers the graph started.
+func (g *Graph) Close() error {
+	var errs []error
+	seen := map[*toolmcp.Server]bool{}
+	for _, a := range g.agents {
+		for _, s := range a.mcps {
+			if !seen[s] {
+				seen[s] = true
+				errs = append(errs, s.Close())
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Agents returns the names of the graph's agents, sorted.

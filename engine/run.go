@@ -138,9 +138,13 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 	if err != nil {
 		return nil, e.failErr(ctx, r, err)
 	}
+	defs, err := e.toolDefs(ctx, a)
+	if err != nil {
+		return nil, e.failErr(ctx, r, err)
+	}
 	var opts []llms.CallOption
-	if len(a.defs) > 0 {
-		opts = append(opts, llms.WithTools(a.defs))
+	if len(defs) > 0 {
+		opts = append(opts, llms.WithTools(defs))
 	}
 	resp, err := llm.GenerateContent(ctx, st.conversation(calls), opts...)
 	if err == nil && (resp == nil || len(resp.Choices) == 0) {
@@ -186,7 +190,7 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 		}
 		id = prefix + id
 		msg.ToolCalls = append(msg.ToolCalls, toolCallPart{ID: id, Tool: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments})
-		c := e.gate(a, st, r, loadGrants, id, seq, tc.FunctionCall)
+		c := e.gate(ctx, a, st, r, loadGrants, id, seq, tc.FunctionCall)
 		if grantsErr != nil {
 			return nil, grantsErr
 		}

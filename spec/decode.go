@@ -200,14 +200,14 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 		}
 	}
 	var actions []string
-	for _, k := range []string{"exec", "http", "file", "output"} {
+	for _, k := range []string{"exec", "http", "file", "output", "mcp"} {
 		if field(v, k) != nil {
 			actions = append(actions, k)
 		}
 	}
 	switch len(actions) {
 	case 0:
-		d.errs.add(t.Pos, "tool %q has no action: declare exec, http, file or output", t.Name)
+		d.errs.add(t.Pos, "tool %q has no action: declare exec, http, file, output or mcp", t.Name)
 	case 1:
 	default:
 		d.errs.add(t.Pos, "tool %q has %d actions (%s): declare one", t.Name, len(actions), strings.Join(actions, ", "))
@@ -223,6 +223,14 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 	}
 	if n := field(v, "file"); n != nil && n.Kind == yaml.MappingNode {
 		t.File = d.fileOp(f, n, path+".file")
+	}
+	if n := field(v, "mcp"); n != nil && n.Kind == yaml.MappingNode {
+		t.MCP = d.mcp(f, n, path+".mcp")
+		for _, k := range []string{"input", "requireApproval", "suspend", "resumeSchema", "skip"} {
+			if kn := keyNode(v, k); kn != nil {
+				d.errs.add(f.pos(kn), "%s.%s: an MCP server's tools take their input schema from the server; set approval under mcp (requireApproval, tools)", path, k)
+			}
+		}
 	}
 	return t
 }
@@ -247,6 +255,27 @@ func (d *decoder) exec(f *file, n *yaml.Node, path string) *Exec {
 	e.Timeout = d.duration(f, field(n, "timeout"), path+".timeout")
 	e.MaxOutput = d.size(f, field(n, "maxOutput"), path+".maxOutput")
 	return e
+}
+
+func (d *decoder) mcp(f *file, n *yaml.Node, path string) *MCP {
+	m := &MCP{URL: str(field(n, "url")), AutoApproveReadOnly: boolean(field(n, "autoApproveReadOnly")),
+		Env: d.templates(f, field(n, "env"), envVars), Tools: map[string]tmpl.Expr{}}
+	for _, c := range items(field(n, "command")) {
+		if c = scalar(c); c != nil {
+			if tmpl.Has(c.Value) {
+				d.errs.add(f.pos(c), "%s.command: takes no placeholders; pass values through env", path)
+			}
+			m.Command = append(m.Command, c.Value)
+		}
+	}
+	if (len(m.Command) == 0) == (m.URL == "") {
+		d.errs.add(f.pos(n), "%s: declare command (stdio) or url (streamable HTTP), one of them", path)
+	}
+	m.RequireApproval = d.condition(f, field(n, "requireApproval"), path+".requireApproval", mcpVars)
+	for k, v := range pairs(field(n, "tools")) {
+		m.Tools[k.Value] = d.condition(f, field(v, "requireApproval"), path+".tools."+k.Value+".requireApproval", mcpVars)
+	}
+	return m
 }
 
 func (d *decoder) http(f *file, n *yaml.Node, path string) *HTTP {
@@ -470,6 +499,11 @@ func (d *decoder) check() {
 			}
 			if _, ok := d.spec.Agents[r.name]; ok && r.scripted {
 				continue // a delegation to a sub-agent
+			}
+			if server, _, ok := strings.Cut(r.name, "."); ok && r.scripted {
+				if t := d.spec.Tools[server]; t != nil && t.MCP != nil {
+					continue // an MCP server's tool, known once the server runs
+				}
 			}
 			if r.scripted && r.name == ResumeTool {
 				continue // the resume data extraction of agentctl send

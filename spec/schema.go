@@ -29,6 +29,10 @@ func (s *Schema) Validate(v any) error {
 	return sch.Validate(v)
 }
 
+// NewSchema returns a Schema for a document that did not come from a spec
+// file (an MCP server's tool input), compiled on first use.
+func NewSchema(doc map[string]any) *Schema { return lazySchema(doc, Pos{File: "(server)"}) }
+
 // lazySchema returns a Schema compiled on first use, for Reload.
 func lazySchema(doc map[string]any, pos Pos) *Schema {
 	return &Schema{Doc: doc, Pos: pos, compiled: sync.OnceValues(func() (*jsonschema.Schema, error) {

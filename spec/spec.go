@@ -69,6 +69,7 @@ type Tool struct {
 	Exec        *Exec   // the action: one of Exec, HTTP, File, Output
 	HTTP        *HTTP
 	File        *File
+	MCP         *MCP // imports a server's tools instead of being one
 	Output      *tmpl.String // over input, resume, run and env
 
 	// RequireApproval decides, once per call, whether it waits for a
@@ -124,6 +125,17 @@ type HTTP struct {
 	MaxResponse int64
 }
 
+// MCP declares an MCP server whose tools agents may call, as
+// SERVER.TOOL.
+type MCP struct {
+	Command             []string                // stdio: argv of the server
+	URL                 string                  // or streamable HTTP
+	Env                 map[string]*tmpl.String // over env
+	RequireApproval     tmpl.Expr               // over tool and input
+	Tools               map[string]tmpl.Expr    // per tool, overriding RequireApproval
+	AutoApproveReadOnly bool
+}
+
 // File reads, writes or lists files inside a root directory.
 type File struct {
 	Root    string // absolute
@@ -166,6 +178,8 @@ const DefaultMaxSteps = 10
 // Variables that each kind of placeholder may use.
 var (
 	toolVars     = tmpl.Vars{"input": map[string]any{}, "resume": map[string]any{}, "run": map[string]any{}}
+	mcpVars      = tmpl.Vars{"tool": "", "input": map[string]any{}}
+	envVars      = tmpl.Vars{"env": map[string]string{}}
 	actionVars   = tmpl.Vars{"input": map[string]any{}, "resume": map[string]any{}, "run": map[string]any{}, "env": map[string]string{}}
 	approvalVars = tmpl.Vars{"input": map[string]any{}, "run": map[string]any{}}
 	turnVars     = tmpl.Vars{"input": "", "results": []any{}}

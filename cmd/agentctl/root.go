@@ -48,6 +48,7 @@ type app struct {
 	stdout, stderr io.Writer
 	dbPath         string
 	db             *sqlite.DB
+	engines        []*engine.Engine
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
@@ -181,10 +182,15 @@ func (a *app) engineWith(ctx context.Context, onEvent func(store.Event)) (*engin
 	if err != nil {
 		return nil, err
 	}
-	return engine.New(db, engine.Config{OnEvent: onEvent}), nil
+	e := engine.New(db, engine.Config{OnEvent: onEvent})
+	a.engines = append(a.engines, e)
+	return e, nil
 }
 
 func (a *app) close() {
+	for _, e := range a.engines {
+		e.Close() // stops MCP servers
+	}
 	if a.db != nil {
 		a.db.Close()
 	}

@@ -17,11 +17,20 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentctl/agentctl/toolkits/mcp/demoserver"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agentctl": func() { os.Exit(Main()) },
+		// mcp-demo-server is the demo MCP server (stdio).
+		"mcp-demo-server": func() {
+			if err := demoserver.Serve(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		},
 		// appendline FILE TEXT appends a line to FILE: exec tools in
 		// scenarios use it to leave a countable trace of each execution.
 		// It prints "appended TEXT".

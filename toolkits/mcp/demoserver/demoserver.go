@@ -1,0 +1,43 @@
+// Package demoserver is a tiny MCP server over stdio that pretends to be
+// a Kubernetes tool: get and logs are read-only, delete is destructive.
+// The examples and the testscript scenarios run it.
+package demoserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Serve serves on standard input and output until they close.
+func Serve() error {
+	s := server.NewMCPServer("demo-k8s", "1.0.0")
+	s.AddTool(mcp.NewTool("get",
+		mcp.WithDescription("Show a resource."),
+		mcp.WithString("name", mcp.Required(), mcp.Description("pod/NAME, deploy/NAME, ...")),
+		mcp.WithReadOnlyHintAnnotation(true),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name, err := req.RequireString("name")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(fmt.Sprintf("%s: Running, 3 restarts", name)), nil
+	})
+	s.AddTool(mcp.NewTool("delete",
+		mcp.WithDescription("Delete a resource."),
+		mcp.WithString("name", mcp.Required()),
+		mcp.WithDestructiveHintAnnotation(true),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name, err := req.RequireString("name")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if name == "pod/protected" {
+			return mcp.NewToolResultError(name + " is protected"), nil
+		}
+		return mcp.NewToolResultText(name + " deleted"), nil
+	})
+	return server.ServeStdio(s)
+}

@@ -1,0 +1,168 @@
+// Package mcp imports the tools of an MCP server (stdio or streamable
+// HTTP) through github.com/mark3labs/mcp-go. A server is started on first
+// use, once per process, and stopped by Close.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/spec/tmpl"
+	"github.com/agentctl/agentctl/toolkits"
+)
+
+// Tool is one tool a server lists.
+type Tool struct {
+	Name        string // as the server names it
+	Description string
+	Input       *spec.Schema
+	ReadOnly    bool // the server annotates it read-only
+}
+
+// Server is a declared MCP server.
+type Server struct {
+	Name string // the spec's name for it: its tools are Name.TOOL
+	spec *spec.MCP
+
+	once  sync.Once
+	cli   *client.Client
+	tools []Tool
+	err   error
+}
+
+// New returns a Server for a declaration; nothing starts until it is used.
+func New(name string, m *spec.MCP) *Server { return &Server{Name: name, spec: m} }
+
+// Spec returns the server's declaration.
+func (s *Server) Spec() *spec.MCP { return s.spec }
+
+// connect starts the server and lists its tools, once.
+func (s *Server) connect(ctx context.Context) error {
+	s.once.Do(func() { s.err = s.start(ctx) })
+	return s.err
+}
+
+func (s *Server) start(ctx context.Context) error {
+	var err error
+	if s.spec.URL != "" {
+		s.cli, err = client.NewStreamableHttpClient(s.spec.URL)
+		if err == nil {
+			err = s.cli.Start(ctx)
+		}
+	} else {
+		env := os.Environ()
+		vars := tmpl.Env{"env": environ()}
+		for _, k := range slices.Sorted(maps.Keys(s.spec.Env)) {
+			v, rerr := s.spec.Env[k].Render(vars)
+			if rerr != nil {
+				return fmt.Errorf("mcp server %s: env %s: %w", s.Name, k, rerr)
+			}
+			env = append(env, k+"="+v)
+		}
+		s.cli, err = client.NewStdioMCPClient(s.spec.Command[0], env, s.spec.Command[1:]...)
+	}
+	if err != nil {
+		return fmt.Errorf("mcp server %s: start: %w", s.Name, err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "agentctl", Version: "0"}
+	if _, err := s.cli.Initialize(ctx, init); err != nil {
+		return fmt.Errorf("mcp server %s: initialize: %w", s.Name, err)
+	}
+	res, err := s.cli.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return fmt.Errorf("mcp server %s: list tools: %w", s.Name, err)
+	}
+	for _, t := range res.Tools {
+		var doc map[string]any
+		raw := t.RawInputSchema
+		if len(raw) == 0 {
+			raw, _ = json.Marshal(t.InputSchema)
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+			doc = map[string]any{"type": "object"}
+		}
+		ro := t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+		s.tools = append(s.tools, Tool{Name: t.Name, Description: t.Description, Input: spec.NewSchema(doc), ReadOnly: ro})
+	}
+	return nil
+}
+
+// Tools returns the tools the server lists, starting it if needed.
+func (s *Server) Tools(ctx context.Context) ([]Tool, error) {
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	return s.tools, nil
+}
+
+// Tool returns one of the server's tools by name.
+func (s *Server) Tool(ctx context.Context, name string) (*Tool, error) {
+	tools, err := s.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range tools {
+		if tools[i].Name == name {
+			return &tools[i], nil
+		}
+	}
+	return nil, fmt.Errorf("mcp server %s has no tool %q", s.Name, name)
+}
+
+// Call calls one of the server's tools. A result the server flags as an
+// error is a failed result the model sees.
+func (s *Server) Call(ctx context.Context, tool string, c toolkits.Call) (toolkits.Result, error) {
+	if err := s.connect(ctx); err != nil {
+		return toolkits.Result{}, err
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = c.Input
+	res, err := s.cli.CallTool(ctx, req)
+	if err != nil {
+		return toolkits.Result{}, fmt.Errorf("mcp %s.%s: %w", s.Name, tool, err)
+	}
+	var parts []string
+	for _, ct := range res.Content {
+		if tc, ok := mcp.AsTextContent(ct); ok {
+			parts = append(parts, tc.Text)
+		} else if b, err := json.Marshal(ct); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(b))
+	}
+	return toolkits.Result{Content: strings.Join(parts, "\n"), Failed: res.IsError}, nil
+}
+
+// Close stops the server, if it was started.
+func (s *Server) Close() error {
+	if s.cli == nil {
+		return nil
+	}
+	return s.cli.Close()
+}
+
+func environ() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
