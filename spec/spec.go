@@ -69,7 +69,7 @@ type Tool struct {
 	Exec        *Exec   // the action: one of Exec, HTTP, File, Output
 	HTTP        *HTTP
 	File        *File
-	MCP         *MCP // imports a server's tools instead of being one
+	MCP         *MCP         // imports a server's tools instead of being one
 	Output      *tmpl.String // over input, resume, run and env
 
 	// RequireApproval decides, once per call, whether it waits for a

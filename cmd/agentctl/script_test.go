@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentctl/agentctl/toolkits/mcp/demoserver"
@@ -63,6 +64,8 @@ func TestMain(m *testing.M) {
 //	capture NAME REGEXP     set $NAME to REGEXP's first group in the last stdout
 //	jsonlines N             the last stdout is N lines, each a JSON object
 //	                        with a string "type" and "runId"
+//	mcpserver NAME          serve the demo MCP server over streamable HTTP on
+//	                        loopback until the script ends; $NAME is its URL
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
 //	                        (method, path, query, headers, body) to
@@ -85,6 +88,7 @@ func TestScripts(t *testing.T) {
 			"exits":      exits,
 			"jsonlines":  jsonlines,
 			"httpserver": httpserver,
+			"mcpserver":  mcpserver,
 		},
 	})
 }
@@ -186,4 +190,14 @@ func testServer(logPath string) http.Handler {
 			fmt.Fprintf(w, "hello from %s", r.URL.Path)
 		}
 	})
+}
+
+// mcpserver serves the demo MCP server over streamable HTTP for a script.
+func mcpserver(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mcpserver NAME")
+	}
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(demoserver.New()))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.URL+"/mcp")
 }

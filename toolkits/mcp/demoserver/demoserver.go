@@ -12,7 +12,10 @@ import (
 )
 
 // Serve serves on standard input and output until they close.
-func Serve() error {
+func Serve() error { return server.ServeStdio(New()) }
+
+// New returns the server, to serve over any transport.
+func New() *server.MCPServer {
 	s := server.NewMCPServer("demo-k8s", "1.0.0")
 	s.AddTool(mcp.NewTool("get",
 		mcp.WithDescription("Show a resource."),
@@ -39,5 +42,5 @@ func Serve() error {
 		}
 		return mcp.NewToolResultText(name + " deleted"), nil
 	})
-	return server.ServeStdio(s)
+	return s
 }
