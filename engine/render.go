@@ -24,6 +24,14 @@ func gateNote(a *agentNode, t *toolNode) string {
 	if a.spec.RequireToolApproval {
 		why = append(why, "every call (agent requireToolApproval)")
 	}
+	if m := t.spec.MCP; m != nil {
+		if need, isConst := m.RequireApproval.IsConst(); !isConst || need {
+			why = append(why, "for its tools "+m.RequireApproval.Source())
+		}
+		if m.AutoApproveReadOnly {
+			why = append(why, "(read-only tools free)")
+		}
+	}
 	if len(why) == 0 {
 		return ""
 	}
@@ -162,6 +170,15 @@ func action(t *toolNode) string {
 		return "exec " + strings.Join(argv, " ")
 	case t.spec.Output != nil:
 		return "output"
+	case t.spec.HTTP != nil:
+		return t.spec.HTTP.Method + " " + t.spec.HTTP.URL.Source()
+	case t.spec.File != nil:
+		return "file " + t.spec.File.Op + " in " + t.spec.File.Root
+	case t.spec.MCP != nil:
+		if t.spec.MCP.URL != "" {
+			return "mcp server " + t.spec.MCP.URL
+		}
+		return "mcp server " + strings.Join(t.spec.MCP.Command, " ")
 	}
 	return "no action"
 }
