@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -68,7 +67,7 @@ func (e *Engine) execute(ctx context.Context, g *Graph, a *agentNode, r *store.R
 	}
 	c.Status = store.CallExecuting
 	status, content := store.CallSucceeded, ""
-	call.Env = environ()
+	call.Env = toolkits.Environ()
 	res, err := t.action.Do(ctx, call)
 	switch {
 	case err != nil:
@@ -127,17 +126,6 @@ func (e *Engine) suspendCall(ctx context.Context, a *agentNode, t *toolNode, r *
 	c.Status, c.Kind, c.Payload, c.ResumeSchema, c.Deadline = store.CallPending, store.KindSuspend, p, m.ResumeSchema, m.Deadline
 	e.emit([]store.Event{ev})
 	return nil
-}
-
-// environ returns the process environment as a map, for ${{ env.NAME }}.
-func environ() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }
 
 // redact cuts the values of the named environment variables out of a

@@ -3,7 +3,11 @@
 // builds an Action from its part of a tool's spec.
 package toolkits
 
-import "context"
+import (
+	"context"
+	"os"
+	"strings"
+)
 
 // Call is one validated tool call to carry out.
 type Call struct {
@@ -39,4 +43,15 @@ type Result struct {
 // as a failed result.
 type Action interface {
 	Do(ctx context.Context, c Call) (Result, error)
+}
+
+// Environ returns the process environment as a map, for ${{ env.NAME }}.
+func Environ() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }

@@ -25,11 +25,7 @@ completes or fails.`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			e, err := a.engine(ctx)
-			if err != nil {
-				return err
-			}
-			id, err := resolveRun(ctx, e, argv[0])
+			e, id, err := a.engineAndRun(ctx, argv[0])
 			if err != nil {
 				return err
 			}

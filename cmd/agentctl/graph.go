@@ -29,13 +29,9 @@ Mermaid renders in GitHub and most docs tools; dot is Graphviz.`,
 			if len(files) == 0 {
 				return usageErr(errors.New("graph: no spec: pass -f FILE or -f DIR"))
 			}
-			s, err := loadSpec(files)
+			_, g, err := compileSpec(files)
 			if err != nil {
 				return err
-			}
-			g, err := engine.Compile(s, nil)
-			if err != nil {
-				return usageErr(err)
 			}
 			out, err := g.Render(argv[0], format)
 			if err != nil {

@@ -28,11 +28,7 @@ prints the whole tree of runs.`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			e, err := a.engine(ctx)
-			if err != nil {
-				return err
-			}
-			id, err := resolveRun(ctx, e, argv[0])
+			e, id, err := a.engineAndRun(ctx, argv[0])
 			if err != nil {
 				return err
 			}
@@ -151,6 +147,16 @@ func printDetail(a *app, d *engine.RunDetail) {
 // indent aligns continuation lines under the first.
 func indent(s string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n         ")
+}
+
+// engineAndRun opens the engine and resolves a run id prefix.
+func (a *app) engineAndRun(ctx context.Context, prefix string) (*engine.Engine, string, error) {
+	e, err := a.engine(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := resolveRun(ctx, e, prefix)
+	return e, id, err
 }
 
 // resolveRun checks a run id prefix and resolves it to a full id.

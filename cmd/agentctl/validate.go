@@ -22,13 +22,9 @@ file:line:col: message. It exits 0 when the spec is valid and 2 when not.`,
   agentctl validate agents/ tools/`,
 		Args: argsCheck(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			s, err := loadSpec(files)
+			s, g, err := compileSpec(files)
 			if err != nil {
 				return err
-			}
-			g, err := engine.Compile(s, nil)
-			if err != nil {
-				return usageErr(err)
 			}
 			fmt.Fprintf(a.stdout, "ok: %d %s (%s), %d %s, %d %s\n",
 				len(s.Agents), plural(len(s.Agents), "agent", "agents"), strings.Join(g.Agents(), ", "),
@@ -37,6 +33,19 @@ file:line:col: message. It exits 0 when the spec is valid and 2 when not.`,
 			return nil
 		},
 	}
+}
+
+// compileSpec loads and compiles spec files with the default providers.
+func compileSpec(files []string) (*spec.Spec, *engine.Graph, error) {
+	s, err := loadSpec(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := engine.Compile(s, nil)
+	if err != nil {
+		return nil, nil, usageErr(err)
+	}
+	return s, g, nil
 }
 
 // loadSpec loads spec files; a file that cannot be read is a usage error.

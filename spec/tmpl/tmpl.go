@@ -168,26 +168,7 @@ func (t *String) Eval(env Env) (any, error) {
 // nil as nothing, numbers and booleans in their usual form, anything else
 // as JSON.
 func (t *String) Render(env Env) (string, error) {
-	if t == nil {
-		return "", nil
-	}
-	var b strings.Builder
-	for _, p := range t.parts {
-		if p.prog == nil {
-			b.WriteString(p.lit)
-			continue
-		}
-		v, err := run(p.prog, env)
-		if err != nil {
-			return "", err
-		}
-		s, err := Text(v)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(s)
-	}
-	return b.String(), nil
+	return t.RenderEscaped(env, func(s string) string { return s })
 }
 
 func run(prog *vm.Program, env Env) (any, error) {

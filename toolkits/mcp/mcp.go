@@ -61,7 +61,7 @@ func (s *Server) start(ctx context.Context) error {
 		}
 	} else {
 		env := os.Environ()
-		vars := tmpl.Env{"env": environ()}
+		vars := tmpl.Env{"env": toolkits.Environ()}
 		for _, k := range slices.Sorted(maps.Keys(s.spec.Env)) {
 			v, rerr := s.spec.Env[k].Render(vars)
 			if rerr != nil {
@@ -155,14 +155,4 @@ func (s *Server) Close() error {
 		return nil
 	}
 	return s.cli.Close()
-}
-
-func environ() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }
