@@ -90,6 +90,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.expireCmd(),
 		a.eventsCmd(),
 		a.graphCmd(),
+		a.testCmd(),
 		a.schemaCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true

@@ -8,10 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -83,67 +80,17 @@ func TestScripts(t *testing.T) {
 			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"capture":    capture,
-			"exits":      exits,
-			"jsonlines":  jsonlines,
-			"httpserver": httpserver,
-			"mcpserver":  mcpserver,
-		},
+		Cmds: testCmds(),
 	})
 }
 
-func capture(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: capture NAME REGEXP")
-	}
-	re, err := regexp.Compile(args[1])
-	ts.Check(err)
-	m := re.FindStringSubmatch(ts.ReadFile("stdout"))
-	if len(m) < 2 {
-		ts.Fatalf("capture: no match for %q in stdout", args[1])
-	}
-	ts.Setenv(args[0], m[1])
-}
-
-func exits(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: exits N PROG [ARGS...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	got := 0
-	if err := ts.Exec(args[1], args[2:]...); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			ts.Fatalf("%v", err)
-		}
-		got = ee.ExitCode()
-	}
-	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
-	}
-}
-
-func jsonlines(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: jsonlines N")
-	}
-	want, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	lines := strings.Split(strings.TrimSuffix(ts.ReadFile("stdout"), "\n"), "\n")
-	if len(lines) != want {
-		ts.Fatalf("%d lines, want %d", len(lines), want)
-	}
-	for i, l := range lines {
-		var ev struct {
-			Type  *string `json:"type"`
-			RunID *string `json:"runId"`
-		}
-		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Type == nil || ev.RunID == nil {
-			ts.Fatalf("line %d is not an event (%v): %s", i+1, err, l)
-		}
-	}
+// testCmds are scriptCmds plus the servers the project's own scenarios
+// start.
+func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	cmds := scriptCmds()
+	cmds["httpserver"] = httpserver
+	cmds["mcpserver"] = mcpserver
+	return cmds
 }
 
 // httpserver starts testServer for a script.
