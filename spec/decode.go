@@ -111,6 +111,16 @@ func (d *decoder) model(f *file, k, v *yaml.Node) *Model {
 				d.errs.add(f.pos(kn), "models.%s.%s: not used by provider scripted", m.Name, key)
 			}
 		}
+	case ProviderReplay:
+		cn := scalar(field(v, "cassette"))
+		if cn == nil {
+			d.errs.add(m.Pos, "model %q: provider replay needs cassette (a file recorded with --record)", m.Name)
+		} else {
+			m.Cassette = cn.Value
+			if !filepath.IsAbs(m.Cassette) {
+				m.Cassette = filepath.Join(f.dir, m.Cassette)
+			}
+		}
 	case ProviderOpenAI:
 		if m.Model == "" {
 			d.errs.add(m.Pos, "model %q: provider openai needs model (the provider's model name)", m.Name)

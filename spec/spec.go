@@ -32,6 +32,7 @@ type Source struct {
 const (
 	ProviderScripted = "scripted"
 	ProviderOpenAI   = "openai"
+	ProviderReplay   = "replay"
 )
 
 // Model declares a language model.
@@ -43,6 +44,7 @@ type Model struct {
 	BaseURL  string       // endpoint, for openai-compatible servers
 	APIKey   *tmpl.String // over env; nil when not set
 	Turns    []*Turn      // scripted provider only
+	Cassette string       // replay provider only: absolute path
 }
 
 // Turn is one reply of a scripted model: either text or tool calls.

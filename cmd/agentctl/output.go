@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -111,24 +114,46 @@ func printPending(w io.Writer, prefix string, p engine.PendingView) {
 	}
 }
 
-// runFlags are the output flags of the commands that advance a run.
+// runFlags are the flags of the commands that advance a run.
 type runFlags struct {
-	out    format
-	events bool
+	out            format
+	events         bool
+	record, replay string
 }
 
 func (f *runFlags) add(cmd *cobra.Command) {
 	addFormatFlag(cmd, &f.out)
 	cmd.Flags().BoolVar(&f.events, "events", false, "write the run's events to stdout as JSON lines while it advances, instead of the result")
+	cmd.Flags().StringVar(&f.record, "record", "", "append every model request and response to the cassette `FILE`")
+	cmd.Flags().StringVar(&f.replay, "replay", "", "answer every model call from the cassette `FILE`: no network; a request not recorded fails the run")
 }
 
-// engineFor returns an engine that streams events when --events is set.
+// engineFor returns an engine that streams events when --events is set
+// and records or replays model calls as asked.
 func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error) {
-	var onEvent func(store.Event)
-	if f.events {
-		onEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.Data) }
+	if f.record != "" && f.replay != "" {
+		return nil, usageErr(errors.New("--record and --replay exclude each other"))
 	}
-	return a.engineWith(ctx, onEvent)
+	db, err := a.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := engine.Config{Models: model.Default()}
+	if f.events {
+		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.Data) }
+	}
+	switch {
+	case f.record != "":
+		cfg.Models = cfg.Models.Recording(f.record)
+	case f.replay != "":
+		if _, err := os.Stat(f.replay); err != nil {
+			return nil, usageErr(fmt.Errorf("--replay: %w", err))
+		}
+		cfg.Models = cfg.Models.Replaying(f.replay)
+	}
+	e := engine.New(db, cfg)
+	a.engines = append(a.engines, e)
+	return e, nil
 }
 
 // finish prints a run as the flags ask and returns the exit its status

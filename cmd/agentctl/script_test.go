@@ -63,6 +63,9 @@ func TestMain(m *testing.M) {
 //	                        with a string "type" and "runId"
 //	mcpserver NAME          serve the demo MCP server over streamable HTTP on
 //	                        loopback until the script ends; $NAME is its URL
+//	openaiserver NAME       serve a fake OpenAI chat API on loopback ($NAME is
+//	                        its base URL): it calls the first tool offered,
+//	                        then answers "done: " and the tool's result
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
 //	                        (method, path, query, headers, body) to
@@ -90,6 +93,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds := scriptCmds()
 	cmds["httpserver"] = httpserver
 	cmds["mcpserver"] = mcpserver
+	cmds["openaiserver"] = openaiserver
 	return cmds
 }
 
@@ -147,4 +151,38 @@ func mcpserver(ts *testscript.TestScript, neg bool, args []string) {
 	srv := httptest.NewServer(server.NewStreamableHTTPServer(demoserver.New()))
 	ts.Defer(srv.Close)
 	ts.Setenv(args[0], srv.URL+"/mcp")
+}
+
+// openaiserver serves a fake OpenAI chat completions API for a script.
+func openaiserver(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: openaiserver NAME")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []map[string]any `json:"messages"`
+			Tools    []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		last := req.Messages[len(req.Messages)-1]
+		msg := map[string]any{"role": "assistant"}
+		if last["role"] == "tool" || len(req.Tools) == 0 {
+			msg["content"] = fmt.Sprint("done: ", last["content"])
+		} else {
+			msg["content"] = nil
+			msg["tool_calls"] = []any{map[string]any{"id": "call_abc", "type": "function",
+				"function": map[string]any{"name": req.Tools[0].Function.Name, "arguments": `{"service":"nginx"}`}}}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.URL)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 
+	"github.com/agentctl/agentctl/engine/model/cassette"
 	"github.com/agentctl/agentctl/engine/model/scripted"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
@@ -31,7 +32,38 @@ func Default() Registry {
 			return scripted.New(m), nil
 		},
 		spec.ProviderOpenAI: OpenAI,
+		spec.ProviderReplay: func(_ context.Context, m *spec.Model) (llms.Model, error) {
+			return cassette.Load(m.Cassette, "")
+		},
 	}
+}
+
+// Recording returns a registry whose models record every exchange to the
+// cassette at path.
+func (r Registry) Recording(path string) Registry {
+	out := Registry{}
+	for name, p := range r {
+		out[name] = func(ctx context.Context, m *spec.Model) (llms.Model, error) {
+			llm, err := p(ctx, m)
+			if err != nil {
+				return nil, err
+			}
+			return cassette.Record(llm, m.Name, path), nil
+		}
+	}
+	return out
+}
+
+// Replaying returns a registry whose models, whatever their provider,
+// answer from the cassette at path, without a network or credentials.
+func (r Registry) Replaying(path string) Registry {
+	out := Registry{}
+	for name := range r {
+		out[name] = func(_ context.Context, m *spec.Model) (llms.Model, error) {
+			return cassette.Load(path, m.Name)
+		}
+	}
+	return out
 }
 
 // New builds the model m declares.

@@ -1,0 +1,248 @@
+// Package cassette records a model's requests and responses to a file and
+// replays them without a network: agent runs against real models become
+// repeatable tests. A cassette is JSON lines, one exchange a line, and
+// holds only what the model saw and said, never credentials.
+package cassette
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Exchange is one recorded model call.
+type Exchange struct {
+	Model    string          `json:"model"`
+	Request  json.RawMessage `json:"request"`
+	Response Response        `json:"response"`
+}
+
+// Response is what the model answered.
+type Response struct {
+	Content   string     `json:"content,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+}
+
+// ToolCall is a tool call in a response.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// request is the canonical form of a model call, compared on replay.
+type request struct {
+	Messages []message `json:"messages"`
+	Tools    []tool    `json:"tools,omitempty"`
+}
+
+type message struct {
+	Role      string     `json:"role"`
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	CallID    string     `json:"callId,omitempty"`
+	Result    string     `json:"result,omitempty"`
+}
+
+type tool struct {
+	Name       string `json:"name"`
+	Parameters any    `json:"parameters,omitempty"`
+}
+
+// canonical renders a call the same way every time.
+func canonical(msgs []llms.MessageContent, opts []llms.CallOption) (json.RawMessage, error) {
+	var o llms.CallOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var r request
+	for _, m := range msgs {
+		cm := message{Role: string(m.Role)}
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case llms.TextContent:
+				cm.Text += p.Text
+			case llms.ToolCall:
+				if p.FunctionCall != nil {
+					cm.ToolCalls = append(cm.ToolCalls, ToolCall{ID: p.ID, Name: p.FunctionCall.Name, Arguments: p.FunctionCall.Arguments})
+				}
+			case llms.ToolCallResponse:
+				cm.CallID, cm.Result = p.ToolCallID, p.Content
+			}
+		}
+		r.Messages = append(r.Messages, cm)
+	}
+	for _, t := range o.Tools {
+		if t.Function != nil {
+			r.Tools = append(r.Tools, tool{Name: t.Function.Name, Parameters: t.Function.Parameters})
+		}
+	}
+	return json.Marshal(r)
+}
+
+// Recorder wraps a model and appends each exchange to a cassette file.
+type Recorder struct {
+	inner llms.Model
+	model string
+	path  string
+	mu    *sync.Mutex
+}
+
+// Record wraps inner, the model named model, to record into path.
+func Record(inner llms.Model, model, path string) *Recorder {
+	return &Recorder{inner: inner, model: model, path: path, mu: &sync.Mutex{}}
+}
+
+// GenerateContent implements llms.Model.
+func (r *Recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	resp, err := r.inner.GenerateContent(ctx, msgs, opts...)
+	if err != nil || resp == nil || len(resp.Choices) == 0 {
+		return resp, err
+	}
+	req, err := canonical(msgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := resp.Choices[0]
+	x := Exchange{Model: r.model, Request: req, Response: Response{Content: c.Content}}
+	for _, tc := range c.ToolCalls {
+		if tc.FunctionCall != nil {
+			x.Response.ToolCalls = append(x.Response.ToolCalls, ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name, Arguments: tc.FunctionCall.Arguments})
+		}
+	}
+	line, err := json.Marshal(x)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.OpenFile(r.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	return resp, nil
+}
+
+// Call implements llms.Model.
+func (r *Recorder) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, r, prompt, opts...)
+}
+
+// ErrMismatch reports a request that no recorded exchange matches.
+var ErrMismatch = errors.New("no recorded exchange matches the request")
+
+// Player answers from a cassette: a request gets the response recorded
+// for the same request, and any other request fails.
+type Player struct {
+	model     string
+	path      string
+	exchanges []Exchange
+}
+
+// Load reads a cassette to play the exchanges of the model named model
+// (all of them when model is "").
+func Load(path, model string) (*Player, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cassette: %w", err)
+	}
+	p := &Player{model: model, path: path}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var x Exchange
+		if err := json.Unmarshal(sc.Bytes(), &x); err != nil {
+			return nil, fmt.Errorf("cassette %s:%d: %w", path, n, err)
+		}
+		if model == "" || x.Model == model {
+			p.exchanges = append(p.exchanges, x)
+		}
+	}
+	return p, sc.Err()
+}
+
+// GenerateContent implements llms.Model.
+func (p *Player) GenerateContent(_ context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	req, err := canonical(msgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range p.exchanges {
+		if bytes.Equal(compact(x.Request), compact(req)) {
+			c := &llms.ContentChoice{Content: x.Response.Content, StopReason: "stop"}
+			for _, tc := range x.Response.ToolCalls {
+				c.ToolCalls = append(c.ToolCalls, llms.ToolCall{ID: tc.ID, Type: "function",
+					FunctionCall: &llms.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+			}
+			return &llms.ContentResponse{Choices: []*llms.ContentChoice{c}}, nil
+		}
+	}
+	return nil, fmt.Errorf("replay %s: %w (%d recorded for this model)%s", p.path, ErrMismatch, len(p.exchanges), p.closest(req))
+}
+
+// closest describes where the request parts from the most similar
+// recorded one, to say what changed.
+func (p *Player) closest(req json.RawMessage) string {
+	var got request
+	if json.Unmarshal(req, &got) != nil {
+		return ""
+	}
+	best, bestAt := "", -1
+	for _, x := range p.exchanges {
+		var rec request
+		if json.Unmarshal(x.Request, &rec) != nil {
+			continue
+		}
+		i := 0
+		for i < len(got.Messages) && i < len(rec.Messages) && equal(got.Messages[i], rec.Messages[i]) {
+			i++
+		}
+		if i > bestAt {
+			bestAt = i
+			switch {
+			case i < len(got.Messages) && i < len(rec.Messages):
+				g, _ := json.Marshal(got.Messages[i])
+				r, _ := json.Marshal(rec.Messages[i])
+				best = fmt.Sprintf("; closest recorded request differs at message %d: recorded %s, got %s", i, r, g)
+			case len(got.Messages) != len(rec.Messages):
+				best = fmt.Sprintf("; closest recorded request has %d messages, this one %d", len(rec.Messages), len(got.Messages))
+			default:
+				best = "; the closest recorded request offered other tools"
+			}
+		}
+	}
+	return best
+}
+
+func equal(a, b message) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// Call implements llms.Model.
+func (p *Player) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, p, prompt, opts...)
+}
