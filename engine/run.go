@@ -56,8 +56,27 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 
 // advance drives a run this process holds until it completes, fails or
 // waits for a human, checkpointing after every step, and returns the run
-// as it left it.
+// as it left it. Interrupted (ctx done), it releases the run, which stays
+// as last checkpointed for agentctl continue.
 func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
+	v, err := e.step(ctx, g, r)
+	if err != nil && ctx.Err() != nil {
+		_ = e.store.Release(context.WithoutCancel(ctx), e.lease, r.ID)
+		return nil, &InterruptedError{RunID: r.RootID}
+	}
+	return v, err
+}
+
+// InterruptedError reports a run left as checkpointed because the
+// process was interrupted.
+type InterruptedError struct{ RunID string }
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("interrupted: run %s is checkpointed; continue it with agentctl continue %s", e.RunID, e.RunID)
+}
+
+// step is advance without the handling of interruption.
+func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
 	stop := e.heartbeat(ctx, r.ID)
 	defer stop()
 	a, ok := g.agents[r.Agent]
@@ -73,6 +92,9 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 		return nil, err
 	}
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		// The ledger in memory is this process's own writes; other
 		// processes only decide pending calls, which Suspend detects.
 		turn := slices.DeleteFunc(slices.Clone(calls), func(c *store.Call) bool { return c.Step != r.Step })
@@ -114,6 +136,36 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 		}
 		calls = append(calls, newCalls...)
 	}
+}
+
+// Continue advances a run left running by a process that stopped (Ctrl-C,
+// a crash once its lease has expired), from its last checkpoint.
+func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
+	r, t, err := e.touch(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	// Continue the deepest running run of the tree: its outcome bubbles up.
+	for _, run := range t.order {
+		if run.Status == store.Running {
+			r = run
+		}
+	}
+	if r.Status != store.Running {
+		return nil, conflictf("run %s is %s: only a run left running by a stopped process can be continued", r.ID, r.Status)
+	}
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.store.Claim(ctx, e.lease, r.ID, store.Running); err != nil {
+		return nil, err
+	}
+	v, err := e.advance(ctx, g, r)
+	if err != nil || r.ParentID == "" {
+		return v, err
+	}
+	return e.bubble(ctx, g, v, r)
 }
 
 // pending returns the calls waiting for a decision.

@@ -89,6 +89,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.sendCmd(),
 		a.expireCmd(),
 		a.eventsCmd(),
+		a.continueCmd(),
 		a.graphCmd(),
 		a.testCmd(),
 		a.schemaCmd(),

@@ -25,7 +25,7 @@ func capture(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: capture NAME REGEXP")
 	}
-	re, err := regexp.Compile(args[1])
+	re, err := regexp.Compile("(?m)" + args[1]) // like stdout: ^ and $ match at line ends
 	ts.Check(err)
 	m := re.FindStringSubmatch(ts.ReadFile("stdout"))
 	if len(m) < 2 {

@@ -223,6 +223,9 @@ type Store interface {
 	// live process holds, and marks it running. It fails with a
 	// *StateError otherwise.
 	Claim(ctx context.Context, lease Lease, runID string, from ...Status) error
+	// Release gives up the lease on a run, leaving its status as it is:
+	// an interrupted process lets another continue the run at once.
+	Release(ctx context.Context, lease Lease, runID string) error
 	// Renew extends the lease on a run.
 	Renew(ctx context.Context, lease Lease, runID string) error
 
