@@ -30,6 +30,7 @@ type Graph struct {
 	snapshot []byte // the spec's sources, as stored with each run
 	hash     string // sha256 of snapshot
 	agents   map[string]*agentNode
+	models   map[string]*modelNode
 }
 
 type agentNode struct {
@@ -81,6 +82,7 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 	sum := sha256.Sum256(snap)
 	g := &Graph{spec: s, snapshot: snap, hash: hex.EncodeToString(sum[:]), agents: map[string]*agentNode{}}
 	mnodes := map[string]*modelNode{}
+	g.models = mnodes
 	for name, m := range s.Models {
 		if _, ok := models[m.Provider]; !ok {
 			return nil, fmt.Errorf("%s: model %s: provider %q is not available", m.Pos, name, m.Provider)
@@ -168,6 +170,16 @@ func (g *Graph) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// modelNames returns the names of the graph's models, sorted.
+func (g *Graph) modelNames() []string {
+	names := make([]string, 0, len(g.models))
+	for n := range g.models {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Agents returns the names of the graph's agents, sorted.

@@ -19,6 +19,8 @@ type StartOptions struct {
 	Input string
 	// RequireApproval makes every tool call of the run wait for a human.
 	RequireApproval bool
+	// Model, when set, replaces the agent's model for this run.
+	Model string
 }
 
 // Start creates a run of an agent and advances it until it completes,
@@ -32,7 +34,12 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 		}
 		return nil, usagef("unknown agent %q (agents: %s)", opts.Agent, known)
 	}
-	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth}
+	if opts.Model != "" {
+		if _, ok := g.models[opts.Model]; !ok {
+			return nil, usagef("unknown model %q for --model (models: %s)", opts.Model, strings.Join(g.modelNames(), ", "))
+		}
+	}
+	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth, Model: opts.Model}
 	if a.spec.Instructions != "" {
 		st.Messages = append(st.Messages, message{Role: "system", Text: a.spec.Instructions})
 	}
@@ -127,7 +134,7 @@ func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, er
 		if r.Step-st.TurnStart >= a.spec.MaxSteps {
 			return e.fail(ctx, r, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, a.spec.Name, a.spec.MaxSteps))
 		}
-		newCalls, err := e.modelTurn(ctx, a, r, st, calls)
+		newCalls, err := e.modelTurn(ctx, g, a, r, st, calls)
 		if err != nil {
 			return nil, err
 		}
@@ -185,8 +192,12 @@ func find(calls []*store.Call, s store.CallStatus) *store.Call {
 // modelTurn asks the model for its next turn and checkpoints the answer:
 // final text completes the run; tool calls enter the ledger, each through
 // the approval gate.
-func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call) ([]*store.Call, error) {
-	llm, err := a.model.build()
+func (e *Engine) modelTurn(ctx context.Context, g *Graph, a *agentNode, r *store.Run, st *state, calls []*store.Call) ([]*store.Call, error) {
+	node := a.model
+	if n, ok := g.models[st.Model]; ok {
+		node = n
+	}
+	llm, err := node.build()
 	if err != nil {
 		return nil, e.failErr(ctx, r, err)
 	}
@@ -198,6 +209,12 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 	if len(defs) > 0 {
 		opts = append(opts, llms.WithTools(defs))
 	}
+	if t := node.spec.Temperature; t != nil {
+		opts = append(opts, llms.WithTemperature(*t))
+	}
+	if n := node.spec.MaxTokens; n > 0 {
+		opts = append(opts, llms.WithMaxTokens(n))
+	}
 	resp, err := llm.GenerateContent(ctx, st.conversation(calls), opts...)
 	if err == nil && (resp == nil || len(resp.Choices) == 0) {
 		err = errors.New("the model returned no choices")
@@ -206,7 +223,7 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // interrupted: leave the run as checkpointed
 		}
-		return nil, e.failErr(ctx, r, fmt.Errorf("model %s: %w", a.spec.Model, err))
+		return nil, e.failErr(ctx, r, fmt.Errorf("model %s: %w", node.spec.Name, err))
 	}
 	// Grants are looked up only when a call would need approval.
 	var grants []string
@@ -216,6 +233,7 @@ func (e *Engine) modelTurn(ctx context.Context, a *agentNode, r *store.Run, st *
 		return grants
 	})
 	choice := resp.Choices[0]
+	st.Usage.add(choice.GenerationInfo)
 	msg := message{Role: "assistant", Text: choice.Content}
 	r.Step++
 	var newCalls []*store.Call

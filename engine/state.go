@@ -22,8 +22,42 @@ type state struct {
 	TurnStart int `json:"turnStart,omitempty"`
 	// MaxDepth bounds delegation depth in the run's tree: the root
 	// agent's maxDepth, handed down to children.
-	MaxDepth int       `json:"maxDepth,omitempty"`
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// Model overrides the agent's model for this run (run --model).
+	Model    string    `json:"model,omitempty"`
+	Usage    Usage     `json:"usage"`
 	Messages []message `json:"messages"`
+}
+
+// Usage counts a run's model calls and tokens, as the providers report
+// them.
+type Usage struct {
+	ModelCalls   int `json:"modelCalls"`
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
+
+// add counts one model call from its GenerationInfo.
+func (u *Usage) add(info map[string]any) {
+	u.ModelCalls++
+	u.InputTokens += firstInt(info, "PromptTokens", "InputTokens", "input_tokens")
+	u.OutputTokens += firstInt(info, "CompletionTokens", "OutputTokens", "output_tokens")
+}
+
+func firstInt(m map[string]any, keys ...string) int {
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case int:
+			return v
+		case int32:
+			return int(v)
+		case int64:
+			return int(v)
+		case float64:
+			return int(v)
+		}
+	}
+	return 0
 }
 
 // message is one message of a run's conversation.

@@ -28,6 +28,7 @@ type RunView struct {
 	RootID   string   `json:"rootId"`
 	ParentID string   `json:"parentId,omitempty"`
 	Path     []string `json:"path"`
+	Usage    Usage    `json:"usage"` // model calls and tokens so far
 }
 
 // PendingView is a call waiting for a human: for approval, or for resume
@@ -88,6 +89,12 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 		RunID: r.ID, Agent: r.Agent, Status: r.Status, Input: r.Input, Output: r.Output, Error: r.Error,
 		Pending: []PendingView{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path,
+	}
+	var st struct {
+		Usage Usage `json:"usage"`
+	}
+	if json.Unmarshal(r.State, &st) == nil {
+		v.Usage = st.Usage
 	}
 	for _, c := range pending {
 		if c.Kind == store.KindDelegation {

@@ -97,6 +97,19 @@ func (d *decoder) model(f *file, k, v *yaml.Node) *Model {
 	if v.Kind != yaml.MappingNode {
 		return m // the schema reports it
 	}
+	m.Retries = -1
+	if n := scalar(field(v, "retries")); n != nil {
+		m.Retries, _ = strconv.Atoi(n.Value)
+	}
+	if n := scalar(field(v, "maxTokens")); n != nil {
+		m.MaxTokens, _ = strconv.Atoi(n.Value)
+	}
+	if n := scalar(field(v, "temperature")); n != nil {
+		if t, err := strconv.ParseFloat(n.Value, 64); err == nil {
+			m.Temperature = &t
+		}
+	}
+	m.Timeout = d.duration(f, field(v, "timeout"), "models."+m.Name+".timeout")
 	if n := scalar(field(v, "apiKey")); n != nil {
 		m.APIKey = d.template(f, n, modelVars)
 	}

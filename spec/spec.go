@@ -45,6 +45,11 @@ type Model struct {
 	APIKey   *tmpl.String // over env; nil when not set
 	Turns    []*Turn      // scripted provider only
 	Cassette string       // replay provider only: absolute path
+
+	Temperature *float64      // nil: the provider's default
+	MaxTokens   int           // 0: the provider's default
+	Timeout     time.Duration // per call attempt; 0: the default
+	Retries     int           // on 429, 5xx and network errors; -1: the default
 }
 
 // Turn is one reply of a scripted model: either text or tool calls.

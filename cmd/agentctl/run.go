@@ -16,6 +16,7 @@ func (a *app) runCmd() *cobra.Command {
 		files           []string
 		input           string
 		requireApproval bool
+		modelName       string
 		out             runFlags
 	)
 	cmd := &cobra.Command{
@@ -56,7 +57,7 @@ snapshot of the spec: editing the files later does not change it.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval})
+			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName})
 			if err != nil {
 				return err
 			}
@@ -66,6 +67,7 @@ snapshot of the spec: editing the files later does not change it.`,
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "spec file or directory (repeatable)")
 	cmd.Flags().StringVar(&input, "input", "", "the user's message (default: standard input)")
 	cmd.Flags().BoolVar(&requireApproval, "require-approval", false, "every tool call of this run waits for a human")
+	cmd.Flags().StringVar(&modelName, "model", "", "use the spec's model `NAME` instead of the agent's, for this run")
 	out.add(cmd)
 	return cmd
 }

@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -63,9 +65,10 @@ func TestMain(m *testing.M) {
 //	                        with a string "type" and "runId"
 //	mcpserver NAME          serve the demo MCP server over streamable HTTP on
 //	                        loopback until the script ends; $NAME is its URL
-//	openaiserver NAME       serve a fake OpenAI chat API on loopback ($NAME is
+//	openaiserver NAME [N]   serve a fake OpenAI chat API on loopback ($NAME is
 //	                        its base URL): it calls the first tool offered,
-//	                        then answers "done: " and the tool's result
+//	                        then answers "done: " and the tool's result; the
+//	                        first N requests get 429 with Retry-After: 0
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
 //	                        (method, path, query, headers, body) to
@@ -155,10 +158,21 @@ func mcpserver(ts *testscript.TestScript, neg bool, args []string) {
 
 // openaiserver serves a fake OpenAI chat completions API for a script.
 func openaiserver(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: openaiserver NAME")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: openaiserver NAME [FAILS]")
+	}
+	var fails atomic.Int64
+	if len(args) == 2 {
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		fails.Store(int64(n))
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fails.Add(-1) >= 0 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, `{"error":{"message":"slow down","type":"rate_limit"}}`, http.StatusTooManyRequests)
+			return
+		}
 		var req struct {
 			Messages []map[string]any `json:"messages"`
 			Tools    []struct {
@@ -181,7 +195,8 @@ func openaiserver(ts *testscript.TestScript, neg bool, args []string) {
 				"function": map[string]any{"name": req.Tools[0].Function.Name, "arguments": `{"service":"nginx"}`}}}
 		}
 		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv(args[0], srv.URL)

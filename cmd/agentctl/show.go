@@ -89,6 +89,9 @@ func printDetail(a *app, d *engine.RunDetail) {
 	fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
 	fmt.Fprintf(w, "updated  %s\n", stamp(d.UpdatedAt))
 	fmt.Fprintf(w, "input    %s\n", indent(d.Input))
+	if u := d.Usage; u.ModelCalls > 0 {
+		fmt.Fprintf(w, "usage    %d model %s, %d tokens in, %d out\n", u.ModelCalls, plural(u.ModelCalls, "call", "calls"), u.InputTokens, u.OutputTokens)
+	}
 	if d.Output != "" {
 		fmt.Fprintf(w, "output   %s\n", indent(d.Output))
 	}

@@ -81,7 +81,7 @@ func (r Registry) New(ctx context.Context, m *spec.Model) (llms.Model, error) {
 
 // OpenAI builds a model on any OpenAI-compatible endpoint.
 func OpenAI(_ context.Context, m *spec.Model) (llms.Model, error) {
-	opts := []openai.Option{openai.WithModel(m.Model)}
+	opts := []openai.Option{openai.WithModel(m.Model), openai.WithHTTPClient(newClient(m.Retries, m.Timeout))}
 	if m.BaseURL != "" {
 		opts = append(opts, openai.WithBaseURL(m.BaseURL))
 	}

@@ -1,0 +1,87 @@
+package model
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		status   []int // per attempt; the last repeats
+		retries  int
+		want     int // final status
+		attempts int64
+	}{
+		{"rate limited then ok", []int{429, 503, 200}, 3, 200, 3},
+		{"gives up after retries", []int{500}, 2, 500, 3},
+		{"client errors are final", []int{400, 200}, 3, 400, 1},
+		{"no retries", []int{429, 200}, 0, 429, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				i := int(n.Add(1)) - 1
+				body := make([]byte, 5)
+				r.Body.Read(body)
+				if string(body) != "hello" {
+					t.Errorf("attempt %d got body %q", i+1, body)
+				}
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(tc.status[min(i, len(tc.status)-1)])
+			}))
+			defer srv.Close()
+			c := newClient(tc.retries, 5*time.Second)
+			resp, err := c.Post(srv.URL, "text/plain", strings.NewReader("hello"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want || n.Load() != tc.attempts {
+				t.Errorf("status %d after %d attempts; want %d after %d", resp.StatusCode, n.Load(), tc.want, tc.attempts)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	if d, ok := retryAfter("3"); !ok || d != 3*time.Second {
+		t.Errorf("seconds: %v %v", d, ok)
+	}
+	if d, ok := retryAfter("100000"); !ok || d != maxRetryAfter {
+		t.Errorf("capped: %v %v", d, ok)
+	}
+	if _, ok := retryAfter("soon"); ok {
+		t.Error("garbage accepted")
+	}
+	for i := range 10 {
+		if d := backoff(i); d < 0 || d > maxBackoff {
+			t.Errorf("backoff(%d) = %v", i, d)
+		}
+	}
+}
+
+// A cancelled request is not retried, even while waiting.
+func TestRetryStopsOnCancel(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "60")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := newClient(5, time.Minute).Do(req)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled request succeeded")
+	}
+}
