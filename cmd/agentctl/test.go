@@ -222,8 +222,6 @@ type scriptT struct {
 	failed, skipped bool
 }
 
-var errGoexit = errors.New("scenario stopped")
-
 func (r *scriptRun) Skip(args ...any)  { r.Fatal(args...) }
 func (r *scriptRun) Fatal(args ...any) { r.errs = append(r.errs, fmt.Sprint(args...)) }
 func (r *scriptRun) Parallel()         {}

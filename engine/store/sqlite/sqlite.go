@@ -197,16 +197,6 @@ func (s *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// read runs f in a read transaction: one consistent snapshot.
-func (s *DB) read(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	return f(tx)
-}
-
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
 // msOrNil stores a zero time as NULL.
