@@ -30,6 +30,10 @@ type Decision struct {
 	// Data, for a resume, is the resume data (validated against the
 	// tool's resumeSchema first).
 	Data json.RawMessage
+	// Output, for a resolve, is the interrupted call's result as a human
+	// found it; Failed records it as a failure.
+	Output string
+	Failed bool
 }
 
 // kind is the kind of pending call an action decides; "" for any.
@@ -39,6 +43,8 @@ func kind(action string) string {
 		return store.KindApproval
 	case store.Resume:
 		return store.KindSuspend
+	case store.Retry, store.Resolve:
+		return store.KindInterrupted
 	}
 	return ""
 }
@@ -107,6 +113,14 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 				done := *c
 				done.Status, done.Result = store.CallDeclined, rec.Result
 				evs = append(evs, resultEvent(run.ID, &done))
+			case store.Resolve:
+				rec.Status, rec.Result = store.CallSucceeded, d.Output
+				if d.Failed {
+					rec.Status = store.CallFailed
+				}
+				done := *c
+				done.Status, done.Result = rec.Status, rec.Result
+				evs = append(evs, resultEvent(run.ID, &done))
 			}
 			ds = append(ds, rec)
 			if d.Always {
@@ -148,16 +162,21 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 	k := kind(d.Action)
 	var waiting []*store.Call
 	for _, c := range calls {
-		if c.Status == store.CallPending && c.Kind != store.KindDelegation && (k == "" || c.Kind == k) {
+		if k == store.KindInterrupted && c.Status == store.CallInterrupted ||
+			k != store.KindInterrupted && c.Status == store.CallPending && c.Kind != store.KindDelegation && (k == "" || c.Kind == k) {
 			waiting = append(waiting, c)
 		}
 	}
-	what := map[string]string{store.KindApproval: "approval", store.KindSuspend: "resume data", "": "a decision"}[k]
+	what := map[string]string{store.KindApproval: "approval", store.KindSuspend: "resume data", store.KindInterrupted: "retry or resolve", "": "a decision"}[k]
 	if d.CallID != "" {
 		i := slices.IndexFunc(calls, func(c *store.Call) bool { return c.ID == d.CallID })
 		switch {
 		case i < 0:
 			return nil, &store.ConflictError{RunID: r.ID, CallID: d.CallID}
+		case calls[i].Status == store.CallInterrupted && k != store.KindInterrupted:
+			return nil, usagef("call %s of run %s was interrupted by a crash and may or may not have taken effect: use agentctl retry or resolve", d.CallID, calls[i].RunID)
+		case calls[i].Status == store.CallPending && k == store.KindInterrupted:
+			return nil, usagef("call %s of run %s was not interrupted: it waits for %s", d.CallID, calls[i].RunID, calls[i].Kind)
 		case calls[i].Kind == store.KindDelegation && calls[i].Status == store.CallPending:
 			return nil, usagef("call %s of run %s is a delegation waiting for its sub-agent: decide the sub-agent's calls", d.CallID, calls[i].RunID)
 		case calls[i].Status == store.CallPending && !slices.Contains(waiting, calls[i]):

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -111,7 +114,15 @@ func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, er
 			}
 			continue
 		}
-		if find(turn, store.CallPending) != nil {
+		if c := find(turn, store.CallExecuting); c != nil {
+			// Left executing by a process that died: its side effect may
+			// have happened. Only an idempotent tool runs again by itself.
+			if err := e.recover(ctx, a, r, c); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if find(turn, store.CallPending) != nil || find(turn, store.CallInterrupted) != nil {
 			err := e.store.Suspend(ctx, e.lease, r)
 			if errors.Is(err, store.ErrNotIdle) {
 				// A decision arrived while we worked: act on it.
@@ -128,9 +139,6 @@ func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, er
 			}
 			return view(r, pending(calls), nil), nil
 		}
-		if find(turn, store.CallExecuting) != nil {
-			return e.fail(ctx, r, errors.New("a tool call was left executing by a process that stopped; it is not run again"))
-		}
 		if r.Step-st.TurnStart >= a.spec.MaxSteps {
 			return e.fail(ctx, r, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, a.spec.Name, a.spec.MaxSteps))
 		}
@@ -145,8 +153,24 @@ func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, er
 	}
 }
 
+// recover deals with a call found executing while this process holds the
+// run, that is, left so by a process that died.
+func (e *Engine) recover(ctx context.Context, a *agentNode, r *store.Run, c *store.Call) error {
+	m := store.Move{RunID: r.ID, CallID: c.ID, From: store.CallExecuting, To: store.CallInterrupted, Kind: store.KindInterrupted,
+		Result: "interrupted: the process running this call stopped; it may or may not have taken effect"}
+	if t, ok := a.tools[c.Tool]; ok && t.spec.Idempotent {
+		m.To, m.Kind, m.Result = store.CallApproved, "", ""
+	}
+	if err := e.store.MoveCall(ctx, e.lease, m); err != nil {
+		return err
+	}
+	c.Status, c.Kind, c.Result = m.To, m.Kind, m.Result
+	return nil
+}
+
 // Continue advances a run left running by a process that stopped (Ctrl-C,
-// a crash once its lease has expired), from its last checkpoint.
+// a crash), from its last checkpoint. A run whose process died on this
+// machine is taken over at once; otherwise once its lease has run out.
 func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	r, t, err := e.touch(ctx, runID)
 	if err != nil {
@@ -161,11 +185,22 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	if r.Status != store.Running {
 		return nil, conflictf("run %s is %s: only a run left running by a stopped process can be continued", r.ID, r.Status)
 	}
+	if r, err = e.store.Run(ctx, r.ID); err != nil { // with its lease
+		return nil, err
+	}
 	g, err := e.graph(ctx, r.SpecHash)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.store.Claim(ctx, e.lease, r.ID, store.Running); err != nil {
+	if r.Owner != "" && r.Expires.After(e.now()) {
+		if !deadOwner(r.Owner) {
+			return nil, conflictf("run %s is being advanced by %s (lease until %s)", r.ID, r.Owner, r.Expires.Format(time.RFC3339))
+		}
+		err = e.store.Takeover(ctx, e.lease, r.ID, r.Owner)
+	} else {
+		err = e.store.Claim(ctx, e.lease, r.ID, store.Running)
+	}
+	if err != nil {
 		return nil, err
 	}
 	v, err := e.advance(ctx, g, r)
@@ -175,9 +210,26 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	return e.bubble(ctx, g, v, r)
 }
 
-// pending returns the calls waiting for a decision.
+// pending returns the calls waiting for a human.
 func pending(calls []*store.Call) []*store.Call {
-	return slices.DeleteFunc(slices.Clone(calls), func(c *store.Call) bool { return c.Status != store.CallPending })
+	return slices.DeleteFunc(slices.Clone(calls), func(c *store.Call) bool {
+		return c.Status != store.CallPending && c.Status != store.CallInterrupted
+	})
+}
+
+// deadOwner reports whether a lease owner ("host:pid:token") is a process
+// of this machine that no longer runs.
+func deadOwner(owner string) bool {
+	parts := strings.Split(owner, ":")
+	if len(parts) != 3 {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(parts[1])
+	if parts[0] != host || err != nil || pid <= 0 {
+		return false
+	}
+	return !processAlive(pid)
 }
 
 func find(calls []*store.Call, s store.CallStatus) *store.Call {

@@ -185,6 +185,7 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 		return t // the schema reports it
 	}
 	path := "tools." + t.Name
+	t.Idempotent = boolean(field(v, "idempotent"))
 	if n := field(v, "input"); n != nil {
 		t.Input = d.jsonSchema(f, n, path+".input")
 		if typ, ok := t.Input.Doc["type"]; ok && typ != "object" {

@@ -87,6 +87,9 @@ type Tool struct {
 	Suspend         *Suspend // nil: the tool never suspends itself
 	ResumeSchema    *Schema  // what resume data must satisfy; nil: anything
 	Skip            *Skip    // nil: never skipped
+	// Idempotent tools are run again when a crash interrupted a call;
+	// others wait for agentctl retry or resolve.
+	Idempotent bool
 }
 
 // ValidateInput checks arguments against the tool's input schema. The

@@ -56,12 +56,15 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 		return statusExit(v.Status)
 	}
 	fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, v.Status)
-	approvals, suspended := 0, 0
+	approvals, suspended, interrupted := 0, 0, 0
 	for _, p := range v.Pending {
 		printPending(w, "  pending  ", p)
-		if p.Kind == store.KindSuspend {
+		switch p.Kind {
+		case store.KindSuspend:
 			suspended++
-		} else {
+		case store.KindInterrupted:
+			interrupted++
+		default:
 			approvals++
 		}
 	}
@@ -81,6 +84,14 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 				call = " --call ID"
 			}
 			fmt.Fprintf(w, "resume: agentctl resume %s%s --data '{...}'\n", v.RunID, call)
+		}
+		if interrupted > 0 {
+			call := ""
+			if interrupted > 1 {
+				call = " --call ID"
+			}
+			fmt.Fprintf(w, "interrupted by a crash: agentctl retry %s%s      or: agentctl resolve %s%s --output \"...\"\n",
+				v.RunID, call, v.RunID, call)
 		}
 	case store.Completed:
 		fmt.Fprintln(w, v.Output)
@@ -123,6 +134,15 @@ type runFlags struct {
 
 func (f *runFlags) add(cmd *cobra.Command) {
 	addFormatFlag(cmd, &f.out)
+	f.addRest(cmd)
+}
+
+// addRest adds the flags but -o, for a command whose --output means
+// something else.
+func (f *runFlags) addRest(cmd *cobra.Command) {
+	if f.out == "" {
+		f.out = "text"
+	}
 	cmd.Flags().BoolVar(&f.events, "events", false, "write the run's events to stdout as JSON lines while it advances, instead of the result")
 	cmd.Flags().StringVar(&f.record, "record", "", "append every model request and response to the cassette `FILE`")
 	cmd.Flags().StringVar(&f.replay, "replay", "", "answer every model call from the cassette `FILE`: no network; a request not recorded fails the run")

@@ -90,6 +90,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.expireCmd(),
 		a.eventsCmd(),
 		a.continueCmd(),
+		a.retryCmd(),
+		a.resolveCmd(),
 		a.graphCmd(),
 		a.testCmd(),
 		a.schemaCmd(),

@@ -42,6 +42,10 @@ const (
 	CallExecuting CallStatus = "executing"
 	CallSucceeded CallStatus = "succeeded"
 	CallFailed    CallStatus = "failed"
+	// CallInterrupted is a call found executing with its process gone:
+	// its side effect may or may not have happened, so it is never run
+	// again silently; a human retries or resolves it.
+	CallInterrupted CallStatus = "interrupted"
 )
 
 // Done reports whether a call in status s has its result.
@@ -56,6 +60,9 @@ const (
 	// KindDelegation is a call to a sub-agent waiting for its child run;
 	// it is settled by the child's outcome, never by a human.
 	KindDelegation = "delegation"
+	// KindInterrupted is a call interrupted by a crash: it waits for
+	// retry or resolve.
+	KindInterrupted = "interrupted"
 )
 
 // Run is one run of an agent.
@@ -66,9 +73,11 @@ type Run struct {
 	Input     string
 	Output    string
 	Error     string
-	SpecHash  string // key of the spec snapshot the run started with
-	Step      int    // model turns taken
-	State     []byte // the engine's checkpoint, opaque to the store
+	SpecHash  string    // key of the spec snapshot the run started with
+	Owner     string    // the process holding the lease, if any
+	Expires   time.Time // when its lease runs out
+	Step      int       // model turns taken
+	State     []byte    // the engine's checkpoint, opaque to the store
 	CreatedAt time.Time
 	UpdatedAt time.Time
 
@@ -112,6 +121,8 @@ const (
 	Resume  = "resume"  // a suspended call: it goes on with Data
 	Expire  = "expire"  // a pending call past its deadline, declined by agentctl
 	Grant   = "grant"   // with an approval: later calls of the tool need none
+	Retry   = "retry"   // an interrupted call: run it again
+	Resolve = "resolve" // an interrupted call: record its outcome by hand (Result, Status)
 )
 
 // Decision is a decision on a call, kept as an append-only audit record.
@@ -126,9 +137,11 @@ type Decision struct {
 	ArgsAfter  json.RawMessage // after it, when an approval edited them
 	Data       json.RawMessage // resume data, for Resume
 	At         time.Time
-	// Result is the call's result for a decline or expiry: what the model
-	// is told.
+	// Result is the call's result for a decline, expiry or resolve: what
+	// the model is told.
 	Result string
+	// Status is the outcome a resolve records: succeeded or failed.
+	Status CallStatus
 }
 
 // Event is one step of a run as consumers see it (agentctl events).
@@ -219,6 +232,10 @@ type Store interface {
 	// from pending to m.To with m.Result, and, when no live process holds
 	// the run, the lease is taken for the caller (claimed).
 	Settle(ctx context.Context, lease Lease, m Move, ev ...Event) (claimed bool, err error)
+	// Takeover takes the lease on a run from owner, a process known to be
+	// dead, whatever its expiry. It fails with ErrLeaseLost when another
+	// process holds the run.
+	Takeover(ctx context.Context, lease Lease, runID, owner string) error
 	// Claim takes the lease on a run in one of the given statuses that no
 	// live process holds, and marks it running. It fails with a
 	// *StateError otherwise.

@@ -71,7 +71,7 @@ func (s *DB) Pending(ctx context.Context, runIDs []string) (map[string][]*store.
 			args[i] = id
 		}
 		runIDs = runIDs[n:]
-		cs, err := queryCalls(ctx, s.db, `SELECT `+callCols+` FROM calls WHERE status = 'pending' AND run_id IN (?`+
+		cs, err := queryCalls(ctx, s.db, `SELECT `+callCols+` FROM calls WHERE status IN ('pending', 'interrupted') AND run_id IN (?`+
 			strings.Repeat(", ?", n-1)+`) ORDER BY run_id, seq`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("pending calls: %w", err)
@@ -86,7 +86,7 @@ func (s *DB) Pending(ctx context.Context, runIDs []string) (map[string][]*store.
 // TreePending implements store.Store.
 func (s *DB) TreePending(ctx context.Context, rootID string) ([]*store.Call, error) {
 	cs, err := queryCalls(ctx, s.db, `SELECT `+callCols+` FROM calls
-		WHERE status = 'pending' AND kind != 'delegation' AND run_id IN (SELECT id FROM runs WHERE root_id = ?)
+		WHERE status IN ('pending', 'interrupted') AND kind != 'delegation' AND run_id IN (SELECT id FROM runs WHERE root_id = ?)
 		ORDER BY created_at, run_id, seq`, rootID)
 	if err != nil {
 		return nil, fmt.Errorf("pending calls of tree %s: %w", rootID, err)
@@ -327,6 +327,12 @@ func decide(ctx context.Context, tx *sql.Tx, d *store.Decision, now time.Time) e
 			d.Result, ms(now), d.RunID, d.CallID)
 	case store.Grant:
 		// Only the record: it goes with an approval in the same batch.
+	case store.Retry:
+		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'approved', kind = '', updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = 'interrupted'`, ms(now), d.RunID, d.CallID)
+	case store.Resolve:
+		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = 'interrupted'`, d.Status, d.Result, ms(now), d.RunID, d.CallID)
 	default:
 		return fmt.Errorf("unknown decision %q", d.Action)
 	}

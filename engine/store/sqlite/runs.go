@@ -14,15 +14,18 @@ import (
 
 const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at, parent_id, parent_call, root_id, path`
 
+// selectRun reads a run with its lease.
+const selectRun = `SELECT ` + runCols + `, COALESCE(owner, ''), COALESCE(lease_expires, 0) FROM runs`
+
 type scanner interface{ Scan(...any) error }
 
-func scanRun(sc scanner) (*store.Run, error) {
+func scanRun(sc scanner, extra ...any) (*store.Run, error) {
 	var r store.Run
 	var created, updated int64
 	var parent sql.NullString
 	var path string
-	err := sc.Scan(&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated,
-		&parent, &r.ParentCall, &r.RootID, &path)
+	err := sc.Scan(append([]any{&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated,
+		&parent, &r.ParentCall, &r.RootID, &path}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +70,15 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 
 // Run implements store.Store.
 func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	var owner string
+	var expires int64
+	r, err := scanRun(s.db.QueryRowContext(ctx, selectRun+` WHERE id = ?`, id), &owner, &expires)
+	if err == nil {
+		r.Owner = owner
+		if expires > 0 {
+			r.Expires = fromMS(expires)
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &store.NotFoundError{What: "no run " + id}
 	}
@@ -209,7 +220,7 @@ func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ..
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var pending, approved int
 		err := tx.QueryRowContext(ctx, `SELECT
-				COALESCE(SUM(status = 'pending'), 0), COALESCE(SUM(status = 'approved'), 0)
+				COALESCE(SUM(status IN ('pending', 'interrupted')), 0), COALESCE(SUM(status = 'approved'), 0)
 			FROM calls WHERE run_id = ?`, runID).Scan(&pending, &approved)
 		if err != nil {
 			return err
@@ -264,6 +275,20 @@ func (s *DB) Release(ctx context.Context, lease store.Lease, runID string) error
 	_, err := s.db.ExecContext(ctx, `UPDATE runs SET owner = NULL, lease_expires = NULL WHERE id = ? AND owner = ?`, runID, lease.Owner)
 	if err != nil {
 		return fmt.Errorf("release run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Takeover implements store.Store.
+func (s *DB) Takeover(ctx context.Context, lease store.Lease, runID, owner string) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET owner = ?, lease_expires = ?, status = 'running', updated_at = ?
+			WHERE id = ? AND owner = ?`, lease.Owner, ms(now.Add(lease.TTL)), ms(now), runID, owner)
+		return one(res, err, store.ErrLeaseLost)
+	})
+	if err != nil {
+		return fmt.Errorf("take over run %s: %w", runID, err)
 	}
 	return nil
 }
