@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/agentctl
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test bench demo clean
+.PHONY: build test bench crash demo clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/agentctl
@@ -23,6 +23,11 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 25x ./cmd/agentctl/
 	$(GO) test -run '^$$' -bench . ./engine/
+
+# The crash harness, long: 1000 agentctl processes SIGKILLed at random
+# moments (CRASH_SEED picks the sequence); make test runs 50.
+crash:
+	CRASH_KILLS=$${CRASH_KILLS:-1000} $(GO) test -run '^TestCrash$$' -count=1 -v -timeout 30m ./cmd/agentctl/
 
 # The on-call example, offline: run (suspends for approval), then approve
 # from a second process.

@@ -171,6 +171,8 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 	if d.CallID != "" {
 		i := slices.IndexFunc(calls, func(c *store.Call) bool { return c.ID == d.CallID })
 		switch {
+		case i >= 0 && slices.Contains(waiting, calls[i]):
+			return []*store.Call{calls[i]}, nil
 		case i < 0:
 			return nil, &store.ConflictError{RunID: r.ID, CallID: d.CallID}
 		case calls[i].Status == store.CallInterrupted && k != store.KindInterrupted:

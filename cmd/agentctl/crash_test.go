@@ -1,0 +1,169 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// crashSpec: each run executes one tool at once, then one that waits for
+// approval; both leave their call's id in ran.log.
+const crashSpec = `version: 1
+models:
+  m:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: check}]
+      - toolCalls: [{tool: act}]
+      - text: done
+tools:
+  check: {exec: {command: [appendline, ran.log, "${{ run.id }}/check"]}}
+  act:
+    exec: {command: [appendline, ran.log, "${{ run.id }}/act"]}
+    requireApproval: true
+agents:
+  a: {model: m, tools: [check, act]}
+`
+
+// TestCrash drives agentctl processes through run and approve, SIGKILLs
+// them at random moments (seeded: CRASH_SEED), then checks that the
+// database is intact, that no tool call's side effect happened twice, and
+// that every run can be brought to an end with agentctl commands.
+// CRASH_KILLS sets how many processes to kill (default 50; make crash
+// runs 1000).
+func TestCrash(t *testing.T) {
+	kills := envInt("CRASH_KILLS", 50)
+	seed := envInt("CRASH_SEED", 1)
+	if testing.Short() {
+		kills = 10
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agentctl.db")
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(crashSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	agentctl := func(args ...string) *exec.Cmd {
+		cmd := exec.Command("agentctl", append([]string{"--db", db}, args...)...)
+		cmd.Dir = dir
+		return cmd
+	}
+	killed := 0
+	for killed < kills {
+		var cmd *exec.Cmd
+		if suspended := runsIn(t, agentctl, "suspended"); len(suspended) > 0 && rng.IntN(2) == 0 {
+			cmd = agentctl("approve", suspended[rng.IntN(len(suspended))])
+		} else {
+			cmd = agentctl("run", "a", "-f", "spec.yaml", "--input", "go")
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond) // a random moment, not a synchronisation
+		if cmd.Process.Kill() == nil {
+			killed++
+		}
+		cmd.Wait()
+	}
+
+	// Invariant: the database is intact.
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var check string
+	if err := raw.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check: %q, %v", check, err)
+	}
+	raw.Close()
+
+	// Every run can be brought to an end.
+	for _, id := range runsIn(t, agentctl, "") {
+		for step := 0; ; step++ {
+			if step > 10 {
+				t.Fatalf("run %s does not end", id)
+			}
+			d := show(t, agentctl, id)
+			if d.Status.Terminal() {
+				break
+			}
+			var args []string
+			switch {
+			case d.Status == store.Running:
+				args = []string{"continue", id}
+			case len(d.Pending) > 0 && d.Pending[0].Kind == store.KindInterrupted:
+				args = []string{"resolve", id, "--call", d.Pending[0].CallID, "--output", "resolved after a crash"}
+			default:
+				args = []string{"approve", id}
+			}
+			if out, err := agentctl(args...).CombinedOutput(); err != nil {
+				if code := err.(*exec.ExitError).ExitCode(); code != 3 {
+					dump, _ := agentctl("show", id).Output()
+					t.Fatalf("%s: exit %d: %s\n%s", strings.Join(args, " "), code, out, dump)
+				}
+			}
+		}
+	}
+
+	// No call's side effect happened twice.
+	log, _ := os.ReadFile(filepath.Join(dir, "ran.log"))
+	seen := map[string]bool{}
+	for _, l := range strings.Fields(string(log)) {
+		if seen[l] {
+			t.Errorf("%s ran twice", l)
+		}
+		seen[l] = true
+	}
+	t.Logf("%d processes killed (seed %d), %d runs ended, %d side effects", killed, seed, len(runsIn(t, agentctl, "")), len(seen))
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
+}
+
+// runsIn lists run ids with a status ("" for all).
+func runsIn(t *testing.T, agentctl func(...string) *exec.Cmd, status string) []string {
+	args := []string{"list", "--limit", "0", "-o", "json"}
+	if status != "" {
+		args = append(args, "--status", status)
+	}
+	out, err := agentctl(args...).Output()
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	var runs []engine.RunView
+	if err := json.Unmarshal(out, &runs); err != nil {
+		t.Fatalf("list: %v: %s", err, out)
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	return ids
+}
+
+func show(t *testing.T, agentctl func(...string) *exec.Cmd, id string) *engine.RunDetail {
+	out, err := agentctl("show", id, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("show %s: %v", id, err)
+	}
+	var d engine.RunDetail
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
