@@ -166,4 +166,3 @@ func show(t *testing.T, agentctl func(...string) *exec.Cmd, id string) *engine.R
 	}
 	return &d
 }
-
