@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/agentctl
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test bench crash demo clean
+.PHONY: build test bench crash fuzz demo clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/agentctl
@@ -23,6 +23,14 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 25x ./cmd/agentctl/
 	$(GO) test -run '^$$' -bench . ./engine/
+
+# Each fuzz target for a few seconds (FUZZTIME): spec loading, ${{ }}
+# templates, resume data. Seeds live in the tests.
+FUZZTIME ?= 5s
+fuzz:
+	$(GO) test ./spec/ -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spec/tmpl/ -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine/ -run '^$$' -fuzz '^FuzzResumeData$$' -fuzztime $(FUZZTIME)
 
 # The crash harness, long: 1000 agentctl processes SIGKILLed at random
 # moments (CRASH_SEED picks the sequence); make test runs 50.

@@ -182,3 +182,29 @@ func TestRequireApproval(t *testing.T) {
 		t.Fatalf("with RequireApproval every call waits: %d pending", len(v.Pending))
 	}
 }
+
+// FuzzResumeData: resume data from the command line never makes the
+// check panic, and a rejection is a usage error that names the call.
+func FuzzResumeData(f *testing.F) {
+	for _, s := range []string{`{"ticket":"CHG-1"}`, `{}`, `[]`, `null`, `{"ticket":1}`, `{`, `{"ticket":"x","extra":[1,{"a":null}]}`} {
+		f.Add([]byte(s))
+	}
+	g := compile(f, `
+version: 1
+models: {m: {provider: scripted, turns: [{text: x}]}}
+tools:
+  deploy:
+    suspend: {when: "${{ resume == nil }}", payload: {m: x}}
+    resumeSchema: {type: object, properties: {ticket: {type: string, pattern: "^CHG-[0-9]+$"}}, required: [ticket], additionalProperties: false}
+    output: ok
+agents: {a: {model: m, tools: [deploy]}}
+`)
+	a := g.agents["a"]
+	call := &store.Call{ID: "call_1", Tool: "deploy"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := checkResume(a, call, data)
+		if err != nil && (!errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "call_1")) {
+			t.Fatalf("%q: %v", data, err)
+		}
+	})
+}

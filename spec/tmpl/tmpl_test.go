@@ -168,3 +168,22 @@ func TestEnvNames(t *testing.T) {
 		t.Errorf("RenderEscaped = %s", got)
 	}
 }
+
+// FuzzTemplate: no source makes Parse or Render panic; a rejection is an
+// *Error whose offset lies inside the source.
+func FuzzTemplate(f *testing.F) {
+	for _, s := range []string{"plain", "${{ input.x }}", "a ${{ input.n + 1 }} b", `${{ {"a": "}}"}.a }}`, "${{", "${{ }}", "${{ input[0] ?? 'x' }}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src, vars)
+		if err != nil {
+			var te *Error
+			if !errors.As(err, &te) || te.Offset < 0 || te.Offset > len(src) {
+				t.Fatalf("Parse(%q): %v", src, err)
+			}
+			return
+		}
+		s.Render(Env{"input": map[string]any{"x": "1", "n": 2.0}, "results": []any{"r"}})
+	})
+}
