@@ -70,28 +70,23 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 	}
 	switch v.Status {
 	case store.Suspended:
-		if approvals > 0 {
-			call := ""
-			if approvals > 1 {
-				call = " --call ID"
+		// One hint per kind of wait; --call ID where several wait alike.
+		target := func(n int) string {
+			if n > 1 {
+				return v.RunID + " --call ID"
 			}
-			fmt.Fprintf(w, "approve: agentctl approve %s%s      decline: agentctl decline %s%s --reason \"...\"\n",
-				v.RunID, call, v.RunID, call)
+			return v.RunID
+		}
+		if approvals > 0 {
+			fmt.Fprintf(w, "approve: agentctl approve %s      decline: agentctl decline %s --reason \"...\"\n",
+				target(approvals), target(approvals))
 		}
 		if suspended > 0 {
-			call := ""
-			if suspended > 1 {
-				call = " --call ID"
-			}
-			fmt.Fprintf(w, "resume: agentctl resume %s%s --data '{...}'\n", v.RunID, call)
+			fmt.Fprintf(w, "resume: agentctl resume %s --data '{...}'\n", target(suspended))
 		}
 		if interrupted > 0 {
-			call := ""
-			if interrupted > 1 {
-				call = " --call ID"
-			}
-			fmt.Fprintf(w, "interrupted by a crash: agentctl retry %s%s      or: agentctl resolve %s%s --output \"...\"\n",
-				v.RunID, call, v.RunID, call)
+			fmt.Fprintf(w, "interrupted by a crash: agentctl retry %s      or: agentctl resolve %s --output \"...\"\n",
+				target(interrupted), target(interrupted))
 		}
 	case store.Completed:
 		fmt.Fprintln(w, v.Output)
