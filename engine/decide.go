@@ -150,11 +150,7 @@ func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, ds []*store
 		return e.Inspect(ctx, r.ID)
 	}
 	r.Status = store.Running
-	v, err := e.advance(ctx, g, r)
-	if err != nil || r.ParentID == "" {
-		return v, err
-	}
-	return e.bubble(ctx, g, v, r)
+	return e.advanceTree(ctx, g, r)
 }
 
 // choose picks the calls a decision is about.

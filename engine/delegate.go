@@ -78,6 +78,17 @@ func outcome(v *RunView) (store.CallStatus, string) {
 	return store.CallSucceeded, v.Output
 }
 
+// advanceTree advances a run and, when it is a child that finishes, hands
+// its outcome up its tree; it returns the view of the run or, for a
+// child, of its root.
+func (e *Engine) advanceTree(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
+	v, err := e.advance(ctx, g, r)
+	if err != nil || r.ParentID == "" {
+		return v, err
+	}
+	return e.bubble(ctx, g, v, r)
+}
+
 // bubble hands a finished child run's outcome up to its parent's
 // delegation call and, when that leaves this process holding the parent,
 // advances the parent, and so on up to the root. It returns the root's

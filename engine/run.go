@@ -203,11 +203,7 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := e.advance(ctx, g, r)
-	if err != nil || r.ParentID == "" {
-		return v, err
-	}
-	return e.bubble(ctx, g, v, r)
+	return e.advanceTree(ctx, g, r)
 }
 
 // pending returns the calls waiting for a human.

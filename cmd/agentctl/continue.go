@@ -17,11 +17,7 @@ its lease (60 s) runs out; an interrupted process frees it at once.`,
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			e, err := a.engineFor(ctx, &out)
-			if err != nil {
-				return err
-			}
-			id, err := resolveRun(ctx, e, argv[0])
+			e, id, err := a.engineAndRun(ctx, argv[0], &out)
 			if err != nil {
 				return err
 			}

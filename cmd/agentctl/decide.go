@@ -75,14 +75,11 @@ func addDecisionFlags(cmd *cobra.Command, d *engine.Decision) {
 // decide resolves the run id and carries out a decision.
 func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.Decision) error {
 	ctx := cmd.Context()
-	e, err := a.engineFor(ctx, out)
+	e, id, err := a.engineAndRun(ctx, runID, out)
 	if err != nil {
 		return err
 	}
-	if d.RunID, err = resolveRun(ctx, e, runID); err != nil {
-		return err
-	}
-	d.OSUser = osUser()
+	d.RunID, d.OSUser = id, osUser()
 	v, err := e.Decide(ctx, d)
 	if err != nil {
 		return err

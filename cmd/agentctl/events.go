@@ -25,7 +25,7 @@ completes or fails.`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			e, id, err := a.engineAndRun(ctx, argv[0])
+			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
 				return err
 			}

@@ -179,17 +179,8 @@ func (a *app) store(ctx context.Context) (*sqlite.DB, error) {
 	return db, nil
 }
 
-func (a *app) engine(ctx context.Context) (*engine.Engine, error) { return a.engineWith(ctx, nil) }
-
-func (a *app) engineWith(ctx context.Context, onEvent func(store.Event)) (*engine.Engine, error) {
-	db, err := a.store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e := engine.New(db, engine.Config{OnEvent: onEvent})
-	a.engines = append(a.engines, e)
-	return e, nil
-}
+// engine opens the store and returns an engine with the default models.
+func (a *app) engine(ctx context.Context) (*engine.Engine, error) { return a.engineFor(ctx, &runFlags{}) }
 
 func (a *app) close() {
 	for _, e := range a.engines {

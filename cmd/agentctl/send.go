@@ -40,13 +40,11 @@ Calls waiting for approval are never approved by a message: use approve.`,
 				return usageErr(errors.New("send: no message: pass MESSAGE or pipe it on standard input"))
 			}
 			ctx := cmd.Context()
-			e, err := a.engineFor(ctx, &out)
+			e, id, err := a.engineAndRun(ctx, argv[0], &out)
 			if err != nil {
 				return err
 			}
-			if m.RunID, err = resolveRun(ctx, e, argv[0]); err != nil {
-				return err
-			}
+			m.RunID = id
 			m.OSUser = osUser()
 			v, err := e.Send(ctx, m)
 			if err != nil {

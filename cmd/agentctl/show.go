@@ -28,7 +28,7 @@ prints the whole tree of runs.`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			e, id, err := a.engineAndRun(ctx, argv[0])
+			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
 				return err
 			}
@@ -152,9 +152,13 @@ func indent(s string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n         ")
 }
 
-// engineAndRun opens the engine and resolves a run id prefix.
-func (a *app) engineAndRun(ctx context.Context, prefix string) (*engine.Engine, string, error) {
-	e, err := a.engine(ctx)
+// engineAndRun opens an engine as flags ask (nil: the defaults) and
+// resolves a run id prefix.
+func (a *app) engineAndRun(ctx context.Context, prefix string, flags *runFlags) (*engine.Engine, string, error) {
+	if flags == nil {
+		flags = &runFlags{}
+	}
+	e, err := a.engineFor(ctx, flags)
 	if err != nil {
 		return nil, "", err
 	}
