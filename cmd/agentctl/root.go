@@ -180,7 +180,9 @@ func (a *app) store(ctx context.Context) (*sqlite.DB, error) {
 }
 
 // engine opens the store and returns an engine with the default models.
-func (a *app) engine(ctx context.Context) (*engine.Engine, error) { return a.engineFor(ctx, &runFlags{}) }
+func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
+	return a.engineFor(ctx, &runFlags{})
+}
 
 func (a *app) close() {
 	for _, e := range a.engines {
