@@ -281,7 +281,7 @@ func (e *Engine) modelTurn(ctx context.Context, g *Graph, a *agentNode, r *store
 		return grants
 	})
 	choice := resp.Choices[0]
-	st.Usage.add(choice.GenerationInfo)
+	addUsage(&r.Usage, choice.GenerationInfo)
 	msg := message{Role: "assistant", Text: choice.Content}
 	r.Step++
 	var newCalls []*store.Call

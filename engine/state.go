@@ -25,20 +25,14 @@ type state struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	// Model overrides the agent's model for this run (run --model).
 	Model    string    `json:"model,omitempty"`
-	Usage    Usage     `json:"usage"`
 	Messages []message `json:"messages"`
 }
 
-// Usage counts a run's model calls and tokens, as the providers report
-// them.
-type Usage struct {
-	ModelCalls   int `json:"modelCalls"`
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
-}
+// Usage counts a run's model calls and tokens.
+type Usage = store.Usage
 
-// add counts one model call from its GenerationInfo.
-func (u *Usage) add(info map[string]any) {
+// addUsage counts one model call from its GenerationInfo.
+func addUsage(u *Usage, info map[string]any) {
 	u.ModelCalls++
 	u.InputTokens += firstInt(info, "PromptTokens", "InputTokens", "input_tokens")
 	u.OutputTokens += firstInt(info, "CompletionTokens", "OutputTokens", "output_tokens")

@@ -88,13 +88,7 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 	v := &RunView{
 		RunID: r.ID, Agent: r.Agent, Status: r.Status, Input: r.Input, Output: r.Output, Error: r.Error,
 		Pending: []PendingView{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path,
-	}
-	var st struct {
-		Usage Usage `json:"usage"`
-	}
-	if json.Unmarshal(r.State, &st) == nil {
-		v.Usage = st.Usage
+		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path, Usage: r.Usage,
 	}
 	for _, c := range pending {
 		if c.Kind == store.KindDelegation {

@@ -81,12 +81,21 @@ type Run struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 
+	Usage Usage // model calls and tokens so far
+
 	// A child run works for a delegation call of its parent, in a tree
 	// whose root a user started. A root run has RootID == ID.
 	ParentID   string
 	ParentCall string   // the parent's delegation call
 	RootID     string   // the root of its tree
 	Path       []string // agent names from the root's to its own
+}
+
+// Usage counts a run's model calls and tokens, as providers report them.
+type Usage struct {
+	ModelCalls   int `json:"modelCalls"`
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
 }
 
 // Call is one tool call a model made in a run.
@@ -216,7 +225,7 @@ type Store interface {
 
 	// Every write below also appends its events, in the same transaction.
 
-	// Checkpoint saves a run's state, step, status, output and error, and
+	// Checkpoint saves a run's state, step, status, output, error and usage, and
 	// adds new calls, in one transaction. A terminal status releases the
 	// lease.
 	Checkpoint(ctx context.Context, lease Lease, r *Run, newCalls []*Call, ev ...Event) error

@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at, parent_id, parent_call, root_id, path`
+const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at, parent_id, parent_call, root_id, path, model_calls, tokens_in, tokens_out`
 
 // selectRun reads a run with its lease.
 const selectRun = `SELECT ` + runCols + `, COALESCE(owner, ''), COALESCE(lease_expires, 0) FROM runs`
@@ -25,7 +25,7 @@ func scanRun(sc scanner, extra ...any) (*store.Run, error) {
 	var parent sql.NullString
 	var path string
 	err := sc.Scan(append([]any{&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated,
-		&parent, &r.ParentCall, &r.RootID, &path}, extra...)...)
+		&parent, &r.ParentCall, &r.RootID, &path, &r.Usage.ModelCalls, &r.Usage.InputTokens, &r.Usage.OutputTokens}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +56,10 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 			parent = r.ParentID
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
-			ms(now), ms(now), parent, r.ParentCall, r.RootID, string(path), lease.Owner, ms(now.Add(lease.TTL)))
+			ms(now), ms(now), parent, r.ParentCall, r.RootID, string(path),
+			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, lease.Owner, ms(now.Add(lease.TTL)))
 		return err
 	})
 	if err != nil {
@@ -190,8 +191,9 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 			owner, expires = nil, nil
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, output = ?, error = ?, step = ?, state = ?,
-			updated_at = ?, owner = ?, lease_expires = ? WHERE id = ? AND owner = ?`,
-			r.Status, r.Output, r.Error, r.Step, r.State, ms(now), owner, expires, r.ID, lease.Owner)
+			model_calls = ?, tokens_in = ?, tokens_out = ?, updated_at = ?, owner = ?, lease_expires = ? WHERE id = ? AND owner = ?`,
+			r.Status, r.Output, r.Error, r.Step, r.State, r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens,
+			ms(now), owner, expires, r.ID, lease.Owner)
 		if err := one(res, err, store.ErrLeaseLost); err != nil {
 			return err
 		}

@@ -153,6 +153,11 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN path TEXT NOT NULL DEFAULT '[]';
 	UPDATE runs SET root_id = id;
 	CREATE INDEX runs_root ON runs(root_id, id);`,
+
+	// Usage, readable without decoding a run's checkpoint.
+	`ALTER TABLE runs ADD COLUMN model_calls INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // ErrNewerSchema reports a database written by a newer agentctl.

@@ -221,6 +221,7 @@ func testLeaseGuardsWrites(e *env) {
 	}
 	// A terminal checkpoint releases the lease.
 	r.Status, r.Output = store.Completed, "done"
+	r.Usage = store.Usage{ModelCalls: 2, InputTokens: 30, OutputTokens: 12}
 	if err := s.Checkpoint(e.ctx, lease, r, nil); err != nil {
 		e.t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func testLeaseGuardsWrites(e *env) {
 		e.t.Errorf("Renew after completion: %v, want ErrLeaseLost", err)
 	}
 	got, _ := s.Run(e.ctx, "01A")
-	if got.Status != store.Completed || got.Output != "done" || got.Step != 2 {
+	if got.Status != store.Completed || got.Output != "done" || got.Step != 2 || got.Usage != r.Usage {
 		e.t.Errorf("run after checkpoint: %+v", got)
 	}
 }
