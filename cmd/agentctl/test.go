@@ -222,10 +222,12 @@ type scriptT struct {
 	failed, skipped bool
 }
 
+// The run-level methods are what testscript calls outside any scenario:
+// a fatal problem (no scripts, say) is an error; a log is only a log.
 func (r *scriptRun) Skip(args ...any)  { r.Fatal(args...) }
 func (r *scriptRun) Fatal(args ...any) { r.errs = append(r.errs, fmt.Sprint(args...)) }
 func (r *scriptRun) Parallel()         {}
-func (r *scriptRun) Log(args ...any)   { r.errs = append(r.errs, fmt.Sprint(args...)) }
+func (r *scriptRun) Log(args ...any)   { fmt.Fprintln(os.Stderr, args...) }
 func (r *scriptRun) FailNow()          { r.errs = append(r.errs, "failed") }
 func (r *scriptRun) Verbose() bool     { return true }
 

@@ -66,10 +66,17 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// A cancelled request is not retried, even while waiting.
+// A request cancelled while it waits to be retried stops waiting and is
+// not retried. (Were the wait blind to cancellation, this test would
+// hang on the hour-long Retry-After and fail by timeout.)
 func TestRetryStopsOnCancel(t *testing.T) {
+	var n atomic.Int64
+	hit := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "60")
+		if n.Add(1) == 1 {
+			close(hit)
+		}
+		w.Header().Set("Retry-After", "3600")
 		w.WriteHeader(http.StatusTooManyRequests)
 	}))
 	defer srv.Close()
@@ -80,8 +87,12 @@ func TestRetryStopsOnCancel(t *testing.T) {
 		_, err := newClient(5, time.Minute).Do(req)
 		done <- err
 	}()
+	<-hit // the first attempt got its 429: the client now waits
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled request succeeded")
+	}
+	if n.Load() != 1 {
+		t.Errorf("%d attempts, want 1", n.Load())
 	}
 }
