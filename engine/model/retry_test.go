@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -66,9 +67,10 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// A request cancelled while it waits to be retried stops waiting and is
-// not retried. (Were the wait blind to cancellation, this test would
-// hang on the hour-long Retry-After and fail by timeout.)
+// A request cancelled while it waits to be retried is not retried and
+// fails with the cancellation. The transport is called directly:
+// http.Client.Do returns on cancellation by itself and would hide a
+// blind wait. TestSleepStopsOnCancel checks that the wait ends at once.
 func TestRetryStopsOnCancel(t *testing.T) {
 	var n atomic.Int64
 	hit := make(chan struct{})
@@ -84,15 +86,24 @@ func TestRetryStopsOnCancel(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	done := make(chan error, 1)
 	go func() {
-		_, err := newClient(5, time.Minute).Do(req)
+		_, err := (&retrying{base: http.DefaultTransport, retries: 5}).RoundTrip(req)
 		done <- err
 	}()
-	<-hit // the first attempt got its 429: the client now waits
+	<-hit // the first attempt got its 429: the transport now waits
 	cancel()
-	if err := <-done; err == nil {
-		t.Fatal("a cancelled request succeeded")
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if n.Load() != 1 {
 		t.Errorf("%d attempts, want 1", n.Load())
+	}
+}
+
+// A wait blind to cancellation makes this test hang and fail by timeout.
+func TestSleepStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sleep = %v, want context.Canceled", err)
 	}
 }
