@@ -107,49 +107,46 @@ func (g *Graph) Render(agent, format string) (string, error) {
 			}
 		}
 	case FormatMermaid:
+		nodes, edges := diagram(agents)
 		b.WriteString("flowchart LR\n")
-		for _, a := range agents {
-			id := "agent_" + a.spec.Name
-			fmt.Fprintf(&b, "  %s[\"agent %s<br/>model %s\"]\n", id, a.spec.Name, a.model.spec.Name)
-			for _, sub := range a.spec.Agents {
-				fmt.Fprintf(&b, "  %s -->|delegates| agent_%s\n", id, sub)
+		brackets := map[string][2]string{"agent": {"[", "]"}, "tool": {"[", "]"}, "gate": {"{{", "}}"}, "suspend": {"([", "])"}}
+		for _, n := range nodes {
+			lines := make([]string, len(n.label))
+			for i, l := range n.label {
+				lines[i] = mermaid(l)
 			}
-			for _, name := range a.spec.Tools {
-				t := a.tools[name]
-				tid := fmt.Sprintf("tool_%s__%s", a.spec.Name, name)
-				from := id
-				if n := gateNote(a, t); n != "" {
-					gid := fmt.Sprintf("gate_%s__%s", a.spec.Name, name)
-					fmt.Fprintf(&b, "  %s --> %s{{\"%s\"}}\n", id, gid, mermaid(n))
-					from = gid
-				}
-				fmt.Fprintf(&b, "  %s --> %s[\"tool %s<br/>%s\"]\n", from, tid, name, mermaid(action(t)))
-				if n := suspendNote(t); n != "" {
-					fmt.Fprintf(&b, "  %s -.-> susp_%s__%s([\"%s\"])\n", tid, a.spec.Name, name, mermaid(n))
-				}
+			br := brackets[n.shape]
+			fmt.Fprintf(&b, "  %s%s\"%s\"%s\n", n.id, br[0], strings.Join(lines, "<br/>"), br[1])
+		}
+		for _, e := range edges {
+			arrow := "-->"
+			if e.dashed {
+				arrow = "-.->"
 			}
+			if e.label != "" {
+				arrow += "|" + e.label + "|"
+			}
+			fmt.Fprintf(&b, "  %s %s %s\n", e.from, arrow, e.to)
 		}
 	case FormatDot:
+		nodes, edges := diagram(agents)
 		fmt.Fprintf(&b, "digraph %q {\n  rankdir=LR;\n", agent)
-		for _, a := range agents {
-			id := "agent_" + a.spec.Name
-			fmt.Fprintf(&b, "  %s [shape=box, style=bold, label=%q];\n", id, "agent "+a.spec.Name+"\nmodel "+a.model.spec.Name)
-			for _, sub := range a.spec.Agents {
-				fmt.Fprintf(&b, "  %s -> agent_%s [label=\"delegates\"];\n", id, sub)
+		for _, n := range nodes {
+			shape := map[string]string{"agent": "box, style=bold", "gate": "hexagon", "tool": "box", "suspend": "oval"}[n.shape]
+			fmt.Fprintf(&b, "  %s [shape=%s, label=%q];\n", n.id, shape, strings.Join(n.label, "\n"))
+		}
+		for _, e := range edges {
+			var attrs []string
+			if e.label != "" {
+				attrs = append(attrs, fmt.Sprintf("label=%q", e.label))
 			}
-			for _, name := range a.spec.Tools {
-				t := a.tools[name]
-				tid := fmt.Sprintf("tool_%s__%s", a.spec.Name, name)
-				from := id
-				if n := gateNote(a, t); n != "" {
-					gid := fmt.Sprintf("gate_%s__%s", a.spec.Name, name)
-					fmt.Fprintf(&b, "  %s [shape=hexagon, label=%q];\n  %s -> %s;\n", gid, n, id, gid)
-					from = gid
-				}
-				fmt.Fprintf(&b, "  %s [shape=box, label=%q];\n  %s -> %s;\n", tid, "tool "+name+"\n"+action(t), from, tid)
-				if n := suspendNote(t); n != "" {
-					fmt.Fprintf(&b, "  susp_%s__%s [shape=oval, label=%q];\n  %s -> susp_%s__%s [style=dashed];\n", a.spec.Name, name, n, tid, a.spec.Name, name)
-				}
+			if e.dashed {
+				attrs = append(attrs, "style=dashed")
+			}
+			if len(attrs) > 0 {
+				fmt.Fprintf(&b, "  %s -> %s [%s];\n", e.from, e.to, strings.Join(attrs, ", "))
+			} else {
+				fmt.Fprintf(&b, "  %s -> %s;\n", e.from, e.to)
 			}
 		}
 		b.WriteString("}\n")
@@ -157,6 +154,48 @@ func (g *Graph) Render(agent, format string) (string, error) {
 		return "", usagef("unknown format %q: want text, mermaid or dot", format)
 	}
 	return b.String(), nil
+}
+
+// node and edge make up the picture mermaid and dot draw alike.
+type node struct {
+	id, shape string // shape: agent, gate, tool or suspend
+	label     []string
+}
+
+type edge struct {
+	from, to, label string
+	dashed          bool
+}
+
+// diagram lays out agents, their approval gates, tools and suspension
+// points, and delegations, once for every picture format.
+func diagram(agents []*agentNode) ([]node, []edge) {
+	var nodes []node
+	var edges []edge
+	for _, a := range agents {
+		id := "agent_" + a.spec.Name
+		nodes = append(nodes, node{id, "agent", []string{"agent " + a.spec.Name, "model " + a.model.spec.Name}})
+		for _, sub := range a.spec.Agents {
+			edges = append(edges, edge{from: id, to: "agent_" + sub, label: "delegates"})
+		}
+		for _, name := range a.spec.Tools {
+			t := a.tools[name]
+			suffix := a.spec.Name + "__" + name
+			from := id
+			if n := gateNote(a, t); n != "" {
+				nodes = append(nodes, node{"gate_" + suffix, "gate", []string{n}})
+				edges = append(edges, edge{from: id, to: "gate_" + suffix})
+				from = "gate_" + suffix
+			}
+			nodes = append(nodes, node{"tool_" + suffix, "tool", []string{"tool " + name, action(t)}})
+			edges = append(edges, edge{from: from, to: "tool_" + suffix})
+			if n := suspendNote(t); n != "" {
+				nodes = append(nodes, node{"susp_" + suffix, "suspend", []string{n}})
+				edges = append(edges, edge{from: "tool_" + suffix, to: "susp_" + suffix, dashed: true})
+			}
+		}
+	}
+	return nodes, edges
 }
 
 // action names what a tool does.
