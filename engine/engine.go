@@ -30,7 +30,10 @@ type Config struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// OnEvent, when set, receives each event of the runs this engine
-	// advances, once it is stored (agentctl --events).
+	// advances, once it is stored (agentctl --events), one call at a
+	// time. With it set, models stream: text-delta events arrive live
+	// while the model speaks, before the step that holds them is stored;
+	// the stored log keeps one text-delta per step with the whole text.
 	OnEvent func(store.Event)
 }
 
@@ -41,6 +44,7 @@ type Engine struct {
 	lease   store.Lease
 	now     func() time.Time
 	onEvent func(store.Event)
+	emitMu  sync.Mutex // serialises onEvent
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tmc/langchaingo/llms"
+
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -60,9 +62,27 @@ func (e *Engine) emit(evs []store.Event) {
 	if e.onEvent == nil {
 		return
 	}
+	e.emitMu.Lock()
+	defer e.emitMu.Unlock()
 	for _, ev := range evs {
 		e.onEvent(ev)
 	}
+}
+
+// streamTo returns the call option that streams a model's text to the
+// OnEvent hook as live text-delta events, or nil without a hook.
+func (e *Engine) streamTo(runID string, streamed *bool) llms.CallOption {
+	if e.onEvent == nil {
+		return nil
+	}
+	return llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		*streamed = true
+		e.emit([]store.Event{event(runID, EventTextDelta, map[string]any{"text": string(chunk)})})
+		return nil
+	})
 }
 
 // resultEvent reports a call's result.

@@ -69,6 +69,34 @@ type modelNode struct {
 	build func() (llms.Model, error)
 }
 
+// checkModels builds the models a run of a would use (override replacing
+// a's own), so that configuration errors, such as a missing API key, stop
+// a run before it starts. Building a model touches no network.
+func (g *Graph) checkModels(a *agentNode, override string) error {
+	seen := map[*agentNode]bool{}
+	var walk func(a *agentNode, n *modelNode) error
+	walk = func(a *agentNode, n *modelNode) error {
+		if seen[a] {
+			return nil
+		}
+		seen[a] = true
+		if _, err := n.build(); err != nil {
+			return usagef("agent %s: %v", a.spec.Name, err)
+		}
+		for _, sub := range a.subs {
+			if err := walk(sub, sub.model); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	n := a.model
+	if m, ok := g.models[override]; ok {
+		n = m
+	}
+	return walk(a, n)
+}
+
 // Compile binds a loaded spec to model providers (nil means
 // model.Default()) and toolkits.
 func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {

@@ -42,6 +42,9 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 			return nil, usagef("unknown model %q for --model (models: %s)", opts.Model, strings.Join(g.modelNames(), ", "))
 		}
 	}
+	if err := g.checkModels(a, opts.Model); err != nil {
+		return nil, err
+	}
 	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth, Model: opts.Model}
 	if a.spec.Instructions != "" {
 		st.Messages = append(st.Messages, message{Role: "system", Text: a.spec.Instructions})
@@ -263,6 +266,10 @@ func (e *Engine) modelTurn(ctx context.Context, g *Graph, a *agentNode, r *store
 	if n := node.spec.MaxTokens; n > 0 {
 		opts = append(opts, llms.WithMaxTokens(n))
 	}
+	var streamed bool
+	if o := e.streamTo(r.ID, &streamed); o != nil {
+		opts = append(opts, o)
+	}
 	resp, err := llm.GenerateContent(ctx, st.conversation(calls), opts...)
 	if err == nil && (resp == nil || len(resp.Choices) == 0) {
 		err = errors.New("the model returned no choices")
@@ -286,8 +293,12 @@ func (e *Engine) modelTurn(ctx context.Context, g *Graph, a *agentNode, r *store
 	r.Step++
 	var newCalls []*store.Call
 	var evs []store.Event
+	live := 0 // events the hook has had already: text streamed live
 	if choice.Content != "" {
 		evs = append(evs, event(r.ID, EventTextDelta, map[string]any{"text": choice.Content}))
+		if streamed {
+			live = 1
+		}
 	}
 	seq := len(calls)
 	prefix := ""
@@ -342,7 +353,7 @@ func (e *Engine) modelTurn(ctx context.Context, g *Graph, a *agentNode, r *store
 	if err := e.store.Checkpoint(ctx, e.lease, r, newCalls, evs...); err != nil {
 		return nil, err
 	}
-	e.emit(evs)
+	e.emit(evs[live:])
 	return newCalls, nil
 }
 

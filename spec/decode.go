@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -134,13 +135,22 @@ func (d *decoder) model(f *file, k, v *yaml.Node) *Model {
 				m.Cassette = filepath.Join(f.dir, m.Cassette)
 			}
 		}
-	case ProviderOpenAI:
+	}
+	if Hosted(m.Provider) {
 		if m.Model == "" {
-			d.errs.add(m.Pos, "model %q: provider openai needs model (the provider's model name)", m.Name)
+			d.errs.add(m.Pos, "model %q: provider %s needs model (the provider's model name)", m.Name, m.Provider)
 		}
-		if field(v, "turns") != nil {
-			d.errs.add(f.pos(keyNode(v, "turns")), "models.%s.turns: only provider scripted has turns", m.Name)
+		if m.BaseURL != "" {
+			if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				d.errs.add(f.pos(field(v, "baseURL")), "models.%s.baseURL: %q is not an http(s) URL", m.Name, m.BaseURL)
+			}
 		}
+	}
+	if m.Provider != ProviderScripted && field(v, "turns") != nil {
+		d.errs.add(f.pos(keyNode(v, "turns")), "models.%s.turns: only provider scripted has turns", m.Name)
+	}
+	if m.Provider != ProviderReplay && field(v, "cassette") != nil {
+		d.errs.add(f.pos(keyNode(v, "cassette")), "models.%s.cassette: only provider replay has a cassette", m.Name)
 	}
 	for _, tn := range turns {
 		m.Turns = append(m.Turns, d.turn(f, tn))

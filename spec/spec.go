@@ -30,10 +30,24 @@ type Source struct {
 
 // Model providers.
 const (
-	ProviderScripted = "scripted"
-	ProviderOpenAI   = "openai"
-	ProviderReplay   = "replay"
+	ProviderScripted  = "scripted"  // replays declared turns, offline
+	ProviderReplay    = "replay"    // answers from a recorded cassette
+	ProviderOpenAI    = "openai"    // OpenAI or any OpenAI-compatible server
+	ProviderAnthropic = "anthropic" // Anthropic's messages API
+	ProviderGoogleAI  = "googleai"  // Gemini, on its OpenAI-compatible endpoint
+	ProviderMistral   = "mistral"   // Mistral's chat API
+	ProviderOllama    = "ollama"    // Ollama's OpenAI-compatible /v1
 )
+
+// Hosted reports whether a provider calls a model over the network: it
+// needs model (the provider's model name) and takes baseURL and apiKey.
+func Hosted(provider string) bool {
+	switch provider {
+	case ProviderOpenAI, ProviderAnthropic, ProviderGoogleAI, ProviderMistral, ProviderOllama:
+		return true
+	}
+	return false
+}
 
 // Model declares a language model.
 type Model struct {
@@ -41,7 +55,7 @@ type Model struct {
 	Pos      Pos
 	Provider string
 	Model    string       // provider's model name
-	BaseURL  string       // endpoint, for openai-compatible servers
+	BaseURL  string       // endpoint; "" means the provider's own
 	APIKey   *tmpl.String // over env; nil when not set
 	Turns    []*Turn      // scripted provider only
 	Cassette string       // replay provider only: absolute path

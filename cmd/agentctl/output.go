@@ -89,7 +89,9 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 				target(interrupted), target(interrupted))
 		}
 	case store.Completed:
-		fmt.Fprintln(w, v.Output)
+		if v.Output != "" {
+			fmt.Fprintln(w, v.Output)
+		}
 	case store.Failed:
 		fmt.Fprintf(w, "error: %s\n", v.Error)
 	case store.Running:
@@ -123,8 +125,11 @@ func printPending(w io.Writer, prefix string, p engine.PendingView) {
 // runFlags are the flags of the commands that advance a run.
 type runFlags struct {
 	out            format
-	events         bool
+	events, stream bool
 	record, replay string
+
+	// streamer prints the model's text as it arrives, when it does.
+	streamer *textStreamer
 }
 
 func (f *runFlags) add(cmd *cobra.Command) {
@@ -139,6 +144,7 @@ func (f *runFlags) addRest(cmd *cobra.Command) {
 		f.out = "text"
 	}
 	cmd.Flags().BoolVar(&f.events, "events", false, "write the run's events to stdout as JSON lines while it advances, instead of the result")
+	cmd.Flags().BoolVar(&f.stream, "stream", false, "print the model's text as it arrives (the default when stdout is a terminal)")
 	cmd.Flags().StringVar(&f.record, "record", "", "append every model request and response to the cassette `FILE`")
 	cmd.Flags().StringVar(&f.replay, "replay", "", "answer every model call from the cassette `FILE`: no network; a request not recorded fails the run")
 }
@@ -154,8 +160,12 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 		return nil, err
 	}
 	cfg := engine.Config{Models: model.Default()}
-	if f.events {
+	switch {
+	case f.events:
 		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.Data) }
+	case f.out == "text" && (f.stream || isTerminal(a.stdout)):
+		f.streamer = &textStreamer{w: a.stdout}
+		cfg.OnEvent = f.streamer.event
 	}
 	switch {
 	case f.record != "":
@@ -180,7 +190,48 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 		}
 		return statusExit(v.Status)
 	}
+	if f.streamer != nil && f.streamer.printed && v.Status == store.Completed {
+		v2 := *v
+		v2.Output = "" // printed as it arrived
+		return printRun(a.stdout, a.stderr, f.out, &v2)
+	}
 	return printRun(a.stdout, a.stderr, f.out, v)
+}
+
+// textStreamer prints the text of text-delta events as it arrives, and
+// ends the line when a model turn ends.
+type textStreamer struct {
+	w       io.Writer
+	open    bool // a line of text is not yet ended
+	printed bool // some text was printed
+}
+
+func (t *textStreamer) event(ev store.Event) {
+	switch ev.Type {
+	case engine.EventTextDelta:
+		var d struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Text != "" {
+			io.WriteString(t.w, d.Text)
+			t.open, t.printed = !strings.HasSuffix(d.Text, "\n"), true
+		}
+	case engine.EventStepFinish, engine.EventError:
+		if t.open {
+			io.WriteString(t.w, "\n")
+			t.open = false
+		}
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // statusExit maps a run's status to the command's exit.

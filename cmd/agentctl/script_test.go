@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,12 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/agentctl/agentctl/engine/model/modeltest"
 	"github.com/agentctl/agentctl/toolkits/mcp/demoserver"
 )
 
@@ -65,10 +66,17 @@ func TestMain(m *testing.M) {
 //	                        with a string "type" and "runId"
 //	mcpserver NAME          serve the demo MCP server over streamable HTTP on
 //	                        loopback until the script ends; $NAME is its URL
-//	openaiserver NAME [N]   serve a fake OpenAI chat API on loopback ($NAME is
-//	                        its base URL): it calls the first tool offered,
-//	                        then answers "done: " and the tool's result; the
-//	                        first N requests get 429 with Retry-After: 0
+//	openaiserver [-parallel] [-fail STATUS,...] NAME
+//	                        serve a fake OpenAI chat completions API on
+//	                        loopback, plain or streamed as the request asks
+//	                        ($NAME is its base URL, each request body is
+//	                        logged to $WORK/NAME.log): it calls the first
+//	                        tool offered with {"service":"nginx"} (and
+//	                        -parallel {"service":"redis"} too), then answers
+//	                        "done: " and the results joined by "; "; -fail
+//	                        answers the first requests with these statuses
+//	                        (429 with Retry-After: 0)
+//	anthropicserver ...     the same on Anthropic's messages API
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
 //	                        (method, path, query, headers, body) to
@@ -96,7 +104,8 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds := scriptCmds()
 	cmds["httpserver"] = httpserver
 	cmds["mcpserver"] = mcpserver
-	cmds["openaiserver"] = openaiserver
+	cmds["openaiserver"] = modelserver(modeltest.OpenAI)
+	cmds["anthropicserver"] = modelserver(modeltest.Anthropic)
 	return cmds
 }
 
@@ -156,48 +165,25 @@ func mcpserver(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], srv.URL+"/mcp")
 }
 
-// openaiserver serves a fake OpenAI chat completions API for a script.
-func openaiserver(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: openaiserver NAME [FAILS]")
+// modelserver returns a script command that serves a fake provider API
+// (see package modeltest) on loopback until the script ends.
+func modelserver(start func(modeltest.Options) *modeltest.Server) func(ts *testscript.TestScript, neg bool, args []string) {
+	return func(ts *testscript.TestScript, neg bool, args []string) {
+		fs := flag.NewFlagSet("modelserver", flag.ContinueOnError)
+		parallel := fs.Bool("parallel", false, "")
+		fail := fs.String("fail", "", "")
+		if neg || fs.Parse(args) != nil || fs.NArg() != 1 {
+			ts.Fatalf("usage: openaiserver|anthropicserver [-parallel] [-fail STATUS,...] NAME")
+		}
+		name := fs.Arg(0)
+		o := modeltest.Options{Parallel: *parallel, Log: ts.MkAbs(name + ".log")}
+		for _, f := range strings.FieldsFunc(*fail, func(r rune) bool { return r == ',' }) {
+			n, err := strconv.Atoi(f)
+			ts.Check(err)
+			o.Fail = append(o.Fail, n)
+		}
+		srv := start(o)
+		ts.Defer(srv.Close)
+		ts.Setenv(name, srv.URL)
 	}
-	var fails atomic.Int64
-	if len(args) == 2 {
-		n, err := strconv.Atoi(args[1])
-		ts.Check(err)
-		fails.Store(int64(n))
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if fails.Add(-1) >= 0 {
-			w.Header().Set("Retry-After", "0")
-			http.Error(w, `{"error":{"message":"slow down","type":"rate_limit"}}`, http.StatusTooManyRequests)
-			return
-		}
-		var req struct {
-			Messages []map[string]any `json:"messages"`
-			Tools    []struct {
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tools"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		last := req.Messages[len(req.Messages)-1]
-		msg := map[string]any{"role": "assistant"}
-		if last["role"] == "tool" || len(req.Tools) == 0 {
-			msg["content"] = fmt.Sprint("done: ", last["content"])
-		} else {
-			msg["content"] = nil
-			msg["tool_calls"] = []any{map[string]any{"id": "call_abc", "type": "function",
-				"function": map[string]any{"name": req.Tools[0].Function.Name, "arguments": `{"service":"nginx"}`}}}
-		}
-		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
-			"usage":   map[string]any{"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
-	}))
-	ts.Defer(srv.Close)
-	ts.Setenv(args[0], srv.URL)
 }

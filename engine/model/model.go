@@ -6,16 +6,12 @@ package model
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/agentctl/agentctl/engine/model/cassette"
 	"github.com/agentctl/agentctl/engine/model/scripted"
 	"github.com/agentctl/agentctl/spec"
-	"github.com/agentctl/agentctl/spec/tmpl"
 )
 
 // Provider builds a model from its declaration. Secrets are read from the
@@ -31,10 +27,14 @@ func Default() Registry {
 		spec.ProviderScripted: func(_ context.Context, m *spec.Model) (llms.Model, error) {
 			return scripted.New(m), nil
 		},
-		spec.ProviderOpenAI: OpenAI,
 		spec.ProviderReplay: func(_ context.Context, m *spec.Model) (llms.Model, error) {
 			return cassette.Load(m.Cassette, "")
 		},
+		spec.ProviderOpenAI:    OpenAI,
+		spec.ProviderGoogleAI:  OpenAI,
+		spec.ProviderMistral:   OpenAI,
+		spec.ProviderOllama:    OpenAI,
+		spec.ProviderAnthropic: Anthropic,
 	}
 }
 
@@ -77,43 +77,4 @@ func (r Registry) New(ctx context.Context, m *spec.Model) (llms.Model, error) {
 		return nil, fmt.Errorf("model %s: %w", m.Name, err)
 	}
 	return llm, nil
-}
-
-// OpenAI builds a model on any OpenAI-compatible endpoint.
-func OpenAI(_ context.Context, m *spec.Model) (llms.Model, error) {
-	opts := []openai.Option{openai.WithModel(m.Model), openai.WithHTTPClient(newClient(m.Retries, m.Timeout))}
-	if m.BaseURL != "" {
-		opts = append(opts, openai.WithBaseURL(m.BaseURL))
-	}
-	key, err := apiKey(m)
-	if err != nil {
-		return nil, err
-	}
-	opts = append(opts, openai.WithToken(key))
-	return openai.New(opts...)
-}
-
-// apiKey renders the declared key over the environment; without one it
-// falls back to OPENAI_API_KEY.
-func apiKey(m *spec.Model) (string, error) {
-	if m.APIKey == nil {
-		if k := os.Getenv("OPENAI_API_KEY"); k != "" {
-			return k, nil
-		}
-		return "", fmt.Errorf("no API key: set OPENAI_API_KEY or declare apiKey: ${{ env.NAME }}")
-	}
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	k, err := m.APIKey.Render(tmpl.Env{"env": env})
-	if err != nil {
-		return "", fmt.Errorf("apiKey: %w", err)
-	}
-	if k == "" {
-		return "", fmt.Errorf("apiKey %s is empty: set the variable it names", m.APIKey.Source())
-	}
-	return k, nil
 }

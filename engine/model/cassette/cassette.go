@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentctl/agentctl/engine/model/internal/stream"
 )
 
 // Exchange is one recorded model call.
@@ -176,7 +178,7 @@ func Load(path, model string) (*Player, error) {
 }
 
 // GenerateContent implements llms.Model.
-func (p *Player) GenerateContent(_ context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+func (p *Player) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	req, err := canonical(msgs, opts)
 	if err != nil {
 		return nil, err
@@ -187,6 +189,9 @@ func (p *Player) GenerateContent(_ context.Context, msgs []llms.MessageContent, 
 			for _, tc := range x.Response.ToolCalls {
 				c.ToolCalls = append(c.ToolCalls, llms.ToolCall{ID: tc.ID, Type: "function",
 					FunctionCall: &llms.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+			}
+			if err := stream.Text(ctx, opts, c.Content); err != nil {
+				return nil, err
 			}
 			return &llms.ContentResponse{Choices: []*llms.ContentChoice{c}}, nil
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentctl/agentctl/engine/model/internal/stream"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
 )
@@ -31,7 +32,7 @@ func New(m *spec.Model) *Model { return &Model{m: m} }
 // GenerateContent implements llms.Model. Turn text may use input (the
 // last user message) and results (the contents of the tool results that
 // follow the last assistant message).
-func (s *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+func (s *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	var turn, calls int
 	var input string
 	var results []any
@@ -88,6 +89,9 @@ func (s *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			FunctionCall: &llms.FunctionCall{Name: c.Tool, Arguments: string(b)},
 		})
 		choice.StopReason = "tool_calls"
+	}
+	if err := stream.Text(ctx, opts, choice.Content); err != nil {
+		return nil, err
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
 }
