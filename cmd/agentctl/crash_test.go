@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"math/rand/v2"
@@ -86,6 +87,11 @@ func TestCrash(t *testing.T) {
 		t.Fatalf("integrity_check: %q, %v", check, err)
 	}
 	raw.Close()
+	// Invariant: every run and call is in a consistent state (warnings,
+	// such as runs a killed process left running, are expected here).
+	if out, err := agentctl("doctor").CombinedOutput(); err != nil {
+		t.Fatalf("doctor after the kills: %v\n%s", err, out)
+	}
 
 	// Every run can be brought to an end.
 	for _, id := range runsIn(t, agentctl, "") {
@@ -113,6 +119,11 @@ func TestCrash(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	// With every run ended, nothing is left for a human.
+	if out, err := agentctl("doctor").CombinedOutput(); err != nil || bytes.Contains(out, []byte("\nwarn")) {
+		t.Fatalf("doctor after ending every run: %v\n%s", err, out)
 	}
 
 	// No call's side effect happened twice.

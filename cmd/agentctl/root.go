@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,7 @@ const (
 	exitUsage     = 2 // bad usage, invalid spec or invalid input
 	exitSuspended = 3 // the run waits for a human decision
 	exitConflict  = 4 // already decided, not suspended, or another process won
+	exitDatabase  = 6 // the database is busy, unwritable, corrupt or newer
 )
 
 const rootHelp = `agentctl runs LLM agents declared in YAML, durably: a run that needs a
@@ -38,9 +40,14 @@ Exit codes:
   3  the run is suspended, waiting for a human decision
   4  conflict: the call is already decided, the run is not suspended,
      or another process won the race
+  6  the database cannot be used: locked by another process beyond the
+     busy timeout, unwritable, corrupt, or from a newer agentctl; nothing
+     was changed (agentctl doctor checks a database)
 
 The database is --db, else $AGENTCTL_DB, else
-$XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db).`
+$XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db).
+A write waits up to $AGENTCTL_BUSY_TIMEOUT (default 10s) for another
+process's transaction.`
 
 // app is one invocation's state, shared by its subcommands.
 type app struct {
@@ -95,6 +102,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.graphCmd(),
 		a.testCmd(),
 		a.schemaCmd(),
+		a.doctorCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
@@ -122,6 +130,9 @@ func (a *app) report(err error) int {
 	if err == nil {
 		return exitOK
 	}
+	if a.db != nil {
+		err = a.db.Classify(err)
+	}
 	code := exitError
 	var ee *exitErr
 	var se spec.Errors
@@ -146,6 +157,8 @@ func (a *app) report(err error) int {
 			fmt.Fprintf(a.stderr, "  %s\n", m)
 		}
 		return code
+	case errors.Is(err, store.ErrUnavailable):
+		code = exitDatabase
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrLeaseLost):
 		code = exitConflict
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrUsage):
@@ -171,7 +184,11 @@ func (a *app) store(ctx context.Context) (*sqlite.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	busy, err := busyTimeout()
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy})
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +208,19 @@ func (a *app) close() {
 	if a.db != nil {
 		a.db.Close()
 	}
+}
+
+// busyTimeout reads $AGENTCTL_BUSY_TIMEOUT; 0 means the store's default.
+func busyTimeout() (time.Duration, error) {
+	v := os.Getenv("AGENTCTL_BUSY_TIMEOUT")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usageErr(fmt.Errorf("AGENTCTL_BUSY_TIMEOUT=%q: want a duration such as 30s", v))
+	}
+	return d, nil
 }
 
 // dbPath resolves the database path: flag, $AGENTCTL_DB, then the XDG

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -77,6 +80,10 @@ func TestMain(m *testing.M) {
 //	                        answers the first requests with these statuses
 //	                        (429 with Retry-After: 0)
 //	anthropicserver ...     the same on Anthropic's messages API
+//	sqlhold FILE            hold the SQLite database's write lock (BEGIN
+//	                        IMMEDIATE) until the script ends
+//	sqlexec FILE SQL        run SQL on the database
+//	garble FILE OFFSET N    overwrite N bytes of FILE at OFFSET with 0xA5
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
 //	                        (method, path, query, headers, body) to
@@ -106,6 +113,9 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["mcpserver"] = mcpserver
 	cmds["openaiserver"] = modelserver(modeltest.OpenAI)
 	cmds["anthropicserver"] = modelserver(modeltest.Anthropic)
+	cmds["sqlhold"] = sqlhold
+	cmds["sqlexec"] = sqlexec
+	cmds["garble"] = garble
 	return cmds
 }
 
@@ -186,4 +196,51 @@ func modelserver(start func(modeltest.Options) *modeltest.Server) func(ts *tests
 		ts.Defer(srv.Close)
 		ts.Setenv(name, srv.URL)
 	}
+}
+
+// sqlhold holds a database's write lock, as another process's long
+// transaction would, until the script ends.
+func sqlhold(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sqlhold FILE")
+	}
+	db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
+	ts.Check(err)
+	conn, err := db.Conn(context.Background())
+	ts.Check(err)
+	_, err = conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+	ts.Check(err)
+	ts.Defer(func() {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		db.Close()
+	})
+}
+
+// sqlexec runs SQL on a database.
+func sqlexec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sqlexec FILE SQL")
+	}
+	db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer db.Close()
+	_, err = db.Exec(args[1])
+	ts.Check(err)
+}
+
+// garble damages a file in place.
+func garble(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: garble FILE OFFSET N")
+	}
+	off, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY, 0)
+	ts.Check(err)
+	defer f.Close()
+	_, err = f.WriteAt(bytes.Repeat([]byte{0xA5}, n), off)
+	ts.Check(err)
 }

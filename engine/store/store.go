@@ -275,7 +275,24 @@ var (
 	ErrConflict  = errors.New("conflict")
 	ErrLeaseLost = errors.New("another process holds the run")
 	ErrNotIdle   = errors.New("run has work to do")
+
+	// ErrUnavailable: the database cannot be used; nothing was changed.
+	// Each of the four errors below is also ErrUnavailable.
+	ErrUnavailable = errors.New("database unavailable")
+	// ErrBusy: another process held the write lock beyond the busy timeout.
+	ErrBusy error = &unavailable{"database busy"}
+	// ErrNewerSchema: the database was written by a newer agentctl.
+	ErrNewerSchema error = &unavailable{"database schema is newer than this agentctl"}
+	// ErrCorrupt: the file is not a database, or is damaged.
+	ErrCorrupt error = &unavailable{"database corrupt"}
+	// ErrCannotWrite: the database or its directory cannot be written.
+	ErrCannotWrite error = &unavailable{"cannot write the database"}
 )
+
+type unavailable struct{ msg string }
+
+func (e *unavailable) Error() string        { return e.msg }
+func (e *unavailable) Is(target error) bool { return target == ErrUnavailable }
 
 // AmbiguousError reports a run id prefix that matches several runs.
 type AmbiguousError struct {

@@ -10,11 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"modernc.org/sqlite" // the database/sql driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -26,12 +29,18 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// ReadOnly opens an existing database without writing to it, and
+	// without migrating it (agentctl doctor).
+	ReadOnly bool
 }
 
 // DB is a Store in one SQLite file.
 type DB struct {
-	db  *sql.DB
-	now func() time.Time
+	db      *sql.DB
+	now     func() time.Time
+	path    string
+	busy    time.Duration
+	version int // schema version found on open
 }
 
 var _ store.Store = (*DB)(nil)
@@ -45,32 +54,98 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("open database: %w", err)
+	s := &DB{now: opts.Now, path: path, busy: opts.BusyTimeout}
+	if err := s.open(ctx, opts.ReadOnly); err != nil {
+		if s.db != nil {
+			s.db.Close()
 		}
-	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(wal)")
-	q.Add("_pragma", "synchronous(normal)")
-	q.Add("_pragma", "foreign_keys(on)")
-	q.Add("_txlock", "immediate")
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	// One connection: a CLI process does one thing at a time, and SQLite
-	// serialises writers anyway.
-	db.SetMaxOpenConns(1)
-	s := &DB{db: db, now: opts.Now}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, fmt.Errorf("open database %s: %w", path, s.Classify(err))
 	}
 	return s, nil
 }
+
+func (s *DB) open(ctx context.Context, readOnly bool) error {
+	fi, err := os.Stat(s.path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%w: it is a directory", store.ErrCannotWrite)
+	case err != nil && readOnly:
+		return err
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
+	case err != nil:
+		// A new database: its directory must exist and be writable.
+		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+			return fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", s.busy.Milliseconds()))
+	if readOnly {
+		q.Add("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(wal)")
+		q.Add("_pragma", "synchronous(normal)")
+	}
+	q.Add("_pragma", "foreign_keys(on)")
+	q.Add("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: s.path}).EscapedPath() + "?" + q.Encode()
+	if s.db, err = sql.Open("sqlite", dsn); err != nil {
+		return err
+	}
+	// One connection: a CLI process does one thing at a time, and SQLite
+	// serialises writers anyway.
+	s.db.SetMaxOpenConns(1)
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&s.version); err != nil {
+		return err
+	}
+	switch {
+	case s.version > len(migrations):
+		return fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
+			store.ErrNewerSchema, s.version, len(migrations))
+	case readOnly || s.version == len(migrations):
+		return nil
+	}
+	return s.migrate(ctx)
+}
+
+// Classify maps SQLite failures in err to the store's sentinels
+// (store.ErrBusy, ErrCorrupt, ErrCannotWrite), saying what to do about
+// them in place of SQLite's message.
+func (s *DB) Classify(err error) error {
+	var se *sqlite.Error
+	if err == nil || errors.Is(err, store.ErrUnavailable) || !errors.As(err, &se) {
+		return err
+	}
+	var kind error
+	var detail string
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		kind = store.ErrBusy
+		detail = fmt.Sprintf("another process held its write lock for over %s (AGENTCTL_BUSY_TIMEOUT waits longer); nothing was changed", s.busy)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		kind = store.ErrCorrupt
+		detail = se.Error() + "; agentctl doctor checks it; restore it from a backup"
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
+		kind = store.ErrCannotWrite
+		detail = se.Error() + "; check the permissions and free space of " + filepath.Dir(s.path)
+	default:
+		return err
+	}
+	msg := strings.Replace(err.Error(), se.Error(), kind.Error()+": "+detail, 1)
+	return &classified{msg: msg, kind: kind, err: err}
+}
+
+// classified is a SQLite error with the store's sentinel for it.
+type classified struct {
+	msg  string
+	kind error
+	err  error
+}
+
+func (e *classified) Error() string   { return e.msg }
+func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
+
 
 // Close closes the database.
 func (s *DB) Close() error { return s.db.Close() }
@@ -160,20 +235,8 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;`,
 }
 
-// ErrNewerSchema reports a database written by a newer agentctl.
-var ErrNewerSchema = errors.New("database schema is newer than this agentctl")
-
 func (s *DB) migrate(ctx context.Context) error {
 	var v int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return err
-	}
-	switch {
-	case v == len(migrations):
-		return nil
-	case v > len(migrations):
-		return fmt.Errorf("%w: version %d, this build knows up to %d; upgrade agentctl", ErrNewerSchema, v, len(migrations))
-	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		// Another process may have migrated while we waited for the lock.
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {

@@ -36,7 +36,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 	db.Close()
 	_, err = Open(ctx, path, Options{})
-	if !errors.Is(err, ErrNewerSchema) {
+	if !errors.Is(err, store.ErrNewerSchema) {
 		t.Fatalf("opening a newer schema: %v, want ErrNewerSchema", err)
 	}
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine/store/sqlite"
+)
+
+const doctorHelp = `Check the database without changing it: SQLite's integrity_check and
+foreign keys, the schema version, the consistency of runs and calls, and
+what waits for a human (runs a stopped process left running, calls a
+crash interrupted, approvals past their deadline), with the command that
+deals with each.
+
+Exits 0 when nothing is damaged (warnings included), 1 when a check finds
+damage, 6 when the database cannot be opened at all.
+
+Examples:
+  agentctl doctor
+  agentctl doctor --db /var/lib/agentctl/agentctl.db -o json`
+
+func (a *app) doctorCmd() *cobra.Command {
+	var out format
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the database and report",
+		Long:  doctorHelp,
+		Args:  argsCheck(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := dbPath(a.dbPath)
+			if err != nil {
+				return err
+			}
+			busy, err := busyTimeout()
+			if err != nil {
+				return err
+			}
+			db, err := sqlite.Open(cmd.Context(), path, sqlite.Options{ReadOnly: true, BusyTimeout: busy})
+			if err != nil {
+				return fmt.Errorf("doctor: %w", err)
+			}
+			defer db.Close()
+			r, err := db.Doctor(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("doctor %s: %w", path, err)
+			}
+			if out == "json" {
+				if err := writeJSON(a.stdout, r); err != nil {
+					return err
+				}
+			} else {
+				printReport(a, r)
+			}
+			if !r.OK() {
+				return &exitErr{code: exitError}
+			}
+			return nil
+		},
+	}
+	addFormatFlag(cmd, &out)
+	return cmd
+}
+
+func printReport(a *app, r *sqlite.Report) {
+	fmt.Fprintf(a.stdout, "database  %s (%d bytes, schema %d of %d, journal %s)\n", r.Path, r.Bytes, r.Schema, r.Known, r.Journal)
+	if len(r.Runs) > 0 {
+		var parts []string
+		for _, st := range slices.Sorted(maps.Keys(r.Runs)) {
+			parts = append(parts, fmt.Sprintf("%s %d", st, r.Runs[st]))
+		}
+		fmt.Fprintf(a.stdout, "runs      %s\n", strings.Join(parts, ", "))
+	}
+	for _, f := range r.Findings {
+		line := f.Check
+		if f.Detail != "" {
+			line += ": " + f.Detail
+		}
+		fmt.Fprintf(a.stdout, "%-5s     %s\n", f.Status, line)
+		for _, id := range f.Runs {
+			fmt.Fprintf(a.stdout, "            %s\n", id)
+		}
+	}
+	problems := 0
+	for _, f := range r.Findings {
+		if f.Status == sqlite.FindingError {
+			problems++
+		}
+	}
+	if problems > 0 {
+		fmt.Fprintf(a.stdout, "%d %s found damage\n", problems, plural(problems, "check", "checks"))
+	}
+}

@@ -1,0 +1,170 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"modernc.org/sqlite"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// Finding is one result of Doctor.
+type Finding struct {
+	Check  string   `json:"check"`
+	Status string   `json:"status"` // ok, warn (needs a human) or error (damage)
+	Detail string   `json:"detail"`
+	Runs   []string `json:"runs,omitempty"` // the runs concerned, at most 20
+}
+
+// Finding statuses.
+const (
+	FindingOK    = "ok"
+	FindingWarn  = "warn"
+	FindingError = "error"
+)
+
+// Report is what Doctor found.
+type Report struct {
+	Path     string         `json:"path"`
+	Bytes    int64          `json:"bytes"`
+	Schema   int            `json:"schema"`
+	Known    int            `json:"knownSchema"`
+	Journal  string         `json:"journal"`
+	Runs     map[string]int `json:"runs"` // by status
+	Findings []Finding      `json:"findings"`
+}
+
+// OK reports whether no check found damage.
+func (r *Report) OK() bool {
+	for _, f := range r.Findings {
+		if f.Status == FindingError {
+			return false
+		}
+	}
+	return true
+}
+
+// checks are consistency rules: a query returning the ids of the runs
+// that break the rule, and what it means.
+var checks = []struct {
+	name, query, detail string
+	status              string
+}{
+	{"run states", `SELECT id FROM runs WHERE status NOT IN ('running','suspended','completed','failed')`,
+		"runs with an unknown status", FindingError},
+	{"call states", `SELECT DISTINCT run_id FROM calls WHERE status NOT IN ('pending','approved','declined','executing','succeeded','failed','interrupted')`,
+		"runs with calls of an unknown status", FindingError},
+	{"ended runs", `SELECT DISTINCT r.id FROM runs r JOIN calls c ON c.run_id = r.id
+		WHERE r.status IN ('completed','failed') AND c.status IN ('pending','approved','executing')`,
+		"runs that ended with calls still pending, approved or executing", FindingError},
+	{"suspended runs", `SELECT r.id FROM runs r WHERE r.status = 'suspended' AND NOT EXISTS
+		(SELECT 1 FROM calls c WHERE c.run_id = r.id AND c.status IN ('pending','interrupted'))`,
+		"suspended runs with no call waiting for a human", FindingError},
+	{"child runs", `SELECT r.id FROM runs r WHERE r.parent_id IS NOT NULL AND NOT EXISTS
+		(SELECT 1 FROM runs p WHERE p.id = r.parent_id)`,
+		"child runs whose parent is missing", FindingError},
+	{"stopped runs", `SELECT id FROM runs WHERE status = 'running' AND (owner IS NULL OR lease_expires < ?)`,
+		"runs left running by a process that stopped: agentctl continue RUNID", FindingWarn},
+	{"interrupted calls", `SELECT DISTINCT run_id FROM calls WHERE status = 'interrupted'`,
+		"runs with a call a crash interrupted: agentctl retry RUNID --call ID, or agentctl resolve", FindingWarn},
+	{"overdue approvals", `SELECT DISTINCT run_id FROM calls WHERE status = 'pending' AND deadline IS NOT NULL AND deadline < ?`,
+		"runs with calls past their approvalTimeout: agentctl expire", FindingWarn},
+}
+
+// Doctor checks the database: SQLite's integrity and foreign keys, the
+// consistency of runs and calls, and what waits for a human. It only
+// reads.
+func (s *DB) Doctor(ctx context.Context) (*Report, error) {
+	r := &Report{Path: s.path, Schema: s.version, Known: len(migrations), Runs: map[string]int{}}
+	if fi, err := os.Stat(s.path); err == nil {
+		r.Bytes = fi.Size()
+	}
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&r.Journal); err != nil {
+		r.Journal = "unknown"
+	}
+	var problems []string
+	if err := s.strings(ctx, &problems, "PRAGMA integrity_check(20)"); err != nil {
+		if err = s.Classify(err); !errors.Is(err, store.ErrCorrupt) {
+			return nil, err
+		}
+		var se *sqlite.Error
+		errors.As(err, &se)
+		problems = []string{se.Error()}
+	}
+	if len(problems) == 1 && problems[0] == "ok" {
+		r.Findings = append(r.Findings, Finding{Check: "integrity", Status: FindingOK, Detail: "SQLite integrity_check passed"})
+	} else {
+		r.Findings = append(r.Findings, Finding{Check: "integrity", Status: FindingError,
+			Detail: "SQLite integrity_check: " + strings.Join(problems, "; ") + "; restore the database from a backup"})
+		return r, nil // the rest would read damaged pages
+	}
+	var fk []string
+	if err := s.strings(ctx, &fk, `SELECT "table" || ' row ' || rowid || ' refers to a missing ' || parent FROM pragma_foreign_key_check`); err != nil {
+		return nil, s.Classify(err)
+	}
+	if len(fk) == 0 {
+		r.Findings = append(r.Findings, Finding{Check: "foreign keys", Status: FindingOK, Detail: "every reference resolves"})
+	} else {
+		r.Findings = append(r.Findings, Finding{Check: "foreign keys", Status: FindingError, Detail: strings.Join(fk, "; ")})
+	}
+	if s.version < len(migrations) {
+		r.Findings = append(r.Findings, Finding{Check: "schema", Status: FindingWarn,
+			Detail: fmt.Sprintf("schema %d of %d: the next command that opens it for writing migrates it", s.version, len(migrations))})
+		return r, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM runs GROUP BY status`)
+	if err != nil {
+		return nil, s.Classify(err)
+	}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.Runs[st] = n
+	}
+	rows.Close()
+	now := ms(s.now())
+	for _, c := range checks {
+		var ids []string
+		var args []any
+		if strings.Contains(c.query, "?") {
+			args = append(args, now)
+		}
+		if err := s.strings(ctx, &ids, c.query+" LIMIT 21", args...); err != nil {
+			return nil, s.Classify(err)
+		}
+		f := Finding{Check: c.name, Status: FindingOK}
+		if len(ids) > 0 {
+			f.Status, f.Detail, f.Runs = c.status, c.detail, ids[:min(len(ids), 20)]
+			if len(ids) > 20 {
+				f.Detail += " (the first 20)"
+			}
+		}
+		r.Findings = append(r.Findings, f)
+	}
+	return r, nil
+}
+
+// strings reads a one-column query.
+func (s *DB) strings(ctx context.Context, out *[]string, q string, args ...any) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return err
+		}
+		*out = append(*out, v)
+	}
+	return rows.Err()
+}
