@@ -366,6 +366,9 @@ func (d *decoder) fileOp(f *file, n *yaml.Node, path string) *File {
 	}
 	if pn := scalar(field(n, "path")); pn != nil {
 		fo.Path = d.template(f, pn, actionVars)
+		if filepath.IsAbs(pn.Value) || !tmpl.Has(pn.Value) && !filepath.IsLocal(pn.Value) {
+			d.errs.add(f.pos(pn), "%s.path: %q is outside root: give a path relative to root, without ..", path, pn.Value)
+		}
 	}
 	cn := scalar(field(n, "content"))
 	switch {

@@ -121,7 +121,15 @@ func load(srcs []Source, trusted bool) (*Spec, error) {
 		}
 	}
 	if len(files) == 0 && len(errs) == 0 {
-		errs.add(Pos{File: "spec"}, "no spec documents")
+		var names []string
+		for _, src := range srcs {
+			names = append(names, src.Name)
+		}
+		if len(names) == 1 {
+			errs.add(Pos{File: names[0]}, "no spec document: the file is empty")
+		} else {
+			errs.add(Pos{File: "spec"}, "no spec documents in %s", strings.Join(names, ", "))
+		}
 	}
 	// Go on after schema errors: the decoder tolerates wrong shapes, so
 	// that problems of meaning are reported in the same pass.

@@ -167,7 +167,7 @@ func TestYAMLErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"version: 1\ntools:\n  t: {output: a}\n  t: {output: b}\n", `a.yaml:4:3: duplicate key "t"`},
 		{"version: 1\n? [a]\n: b\n", `a.yaml:2:3: keys must be strings`},
-		{"", `spec: no spec documents`},
+		{"", `a.yaml: no spec document: the file is empty`},
 		{"- 1\n", `a.yaml:1:1: got array, want object`},
 		{"version: 1\ntools: {t: 5}\n", `a.yaml:2:12: tools.t: got number, want object`},
 		{"version: 1\nx: &a [*a]\n", `a.yaml:2:8: alias *a refers to itself`},

@@ -27,6 +27,9 @@ func (a *app) decideCmd(action string) *cobra.Command {
 			}
 			if args != "" {
 				d.Args = json.RawMessage(args)
+				if err := checkJSON("--args", d.Args); err != nil {
+					return err
+				}
 			}
 			d.Always = always
 			return a.decide(cmd, argv[0], &out, d)

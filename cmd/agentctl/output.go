@@ -255,3 +255,16 @@ func oneLine(s string, max int) string {
 	}
 	return s
 }
+
+// checkJSON refuses what is not JSON before any run is looked up.
+func checkJSON(what string, b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return usageErr(fmt.Errorf("%s is not JSON: %v (at byte %d)", what, se, se.Offset))
+		}
+		return usageErr(fmt.Errorf("%s is not JSON: %v", what, err))
+	}
+	return nil
+}

@@ -49,6 +49,9 @@ bound, then its action runs with resume available to its placeholders.`,
 			default:
 				d.Data = []byte(data)
 			}
+			if err := checkJSON("resume data", d.Data); err != nil {
+				return err
+			}
 			return a.decide(cmd, argv[0], &out, d)
 		},
 	}
