@@ -93,12 +93,12 @@ func TestAPIKeyErrors(t *testing.T) {
 func TestIsToolDelta(t *testing.T) {
 	for chunk, want := range map[string]bool{
 		`[{"id":"call_1","type":"function","function":{"name":"x","arguments":""}}]`: true,
-		`[{"type":"","function":{"name":"","arguments":"{\"a\":"}}]`:                  true,
-		`{"name":"x","arguments":"{}"}`:                                               true,
-		`[{"a":1}]`:                                                                   false,
-		`[{`:                                                                          false,
-		`{"name":"x"}`:                                                                false,
-		`hello `:                                                                      false,
+		`[{"type":"","function":{"name":"","arguments":"{\"a\":"}}]`:                 true,
+		`{"name":"x","arguments":"{}"}`:                                              true,
+		`[{"a":1}]`:                                                                  false,
+		`[{`:                                                                         false,
+		`{"name":"x"}`:                                                               false,
+		`hello `:                                                                     false,
 	} {
 		if got := isToolDelta([]byte(chunk)); got != want {
 			t.Errorf("isToolDelta(%s) = %v", chunk, got)

@@ -9,8 +9,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,7 +145,6 @@ type classified struct {
 
 func (e *classified) Error() string   { return e.msg }
 func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
-
 
 // Close closes the database.
 func (s *DB) Close() error { return s.db.Close() }
