@@ -18,11 +18,14 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
 
-# Benchmarks: cold `agentctl approve` against a SQLite floor program, and
-# run-to-suspension in process.
+# Benchmarks, each against a floor measured in the same run: prints one
+# table and writes docs/performance.md (method and machine included).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 25x ./cmd/agentctl/
-	$(GO) test -run '^$$' -bench . ./engine/
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench '^BenchmarkCold' -benchtime 25x ./cmd/agentctl/ | tee bin/bench.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(RunToSuspension|ListSuspended)$$' -benchtime 500x ./cmd/agentctl/ | tee -a bin/bench.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(Throughput|BytesPerSuspendedRun)' -benchtime 1x ./cmd/agentctl/ | tee -a bin/bench.txt
+	$(GO) run ./cmd/agentctl/testdata/perfdoc < bin/bench.txt > docs/performance.md
 
 # Each fuzz target for a few seconds (FUZZTIME): spec loading, ${{ }}
 # templates, resume data. Seeds live in the tests.

@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"context"
 	"testing"
-
-	"github.com/agentctl/agentctl/engine/store"
 )
 
 const benchSpec = `
@@ -27,21 +24,6 @@ tools:
 agents:
   oncall: {model: script, tools: [check, restart]}
 `
-
-// BenchmarkRunToSuspension: in process, from Start to the run suspended
-// on its approval (two model turns, one executed tool call).
-func BenchmarkRunToSuspension(b *testing.B) {
-	ctx := context.Background()
-	e := New(openDB(b), Config{})
-	g := compile(b, benchSpec)
-	b.ReportAllocs()
-	for b.Loop() {
-		v, err := e.Start(ctx, g, StartOptions{Agent: "oncall", Input: "nginx is down"})
-		if err != nil || v.Status != store.Suspended {
-			b.Fatalf("%v %v", v, err)
-		}
-	}
-}
 
 // BenchmarkLoadSnapshot: what a cold approve pays to recompile the run's
 // spec from its snapshot.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ agents:
 `
 
 // fillerRuns is how many runs the database already holds.
-const fillerRuns = 10_000
+const fillerRuns = 100_000
 
 var binaries = sync.OnceValues(func() (dir string, err error) {
 	dir, err = os.MkdirTemp("", "agentctl-bench")
@@ -111,6 +112,12 @@ func benchDB(b *testing.B, n int) (string, []string) {
 }
 
 func timeCmd(b *testing.B, wantExit int, name string, args ...string) time.Duration {
+	d, _ := timeCmdRSS(b, wantExit, name, args...)
+	return d
+}
+
+// timeCmdRSS runs a command and returns its wall time and peak RSS.
+func timeCmdRSS(b *testing.B, wantExit int, name string, args ...string) (time.Duration, int64) {
 	b.Helper()
 	cmd := exec.Command(name, args...)
 	start := time.Now()
@@ -119,7 +126,11 @@ func timeCmd(b *testing.B, wantExit int, name string, args ...string) time.Durat
 	if code := cmd.ProcessState.ExitCode(); code != wantExit {
 		b.Fatalf("%s %v: exit %d (%v), want %d\n%s", name, args, code, err, wantExit, out)
 	}
-	return d
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // KiB on Linux
+	}
+	return d, rss
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -142,10 +153,12 @@ func BenchmarkColdApprove(b *testing.B) {
 	path, ids := benchDB(b, b.N)
 	agentctl, floor, floorJS := filepath.Join(dir, "agentctl"), filepath.Join(dir, "floor"), filepath.Join(dir, "floor-jsonschema")
 	var tA, tF, tJ []time.Duration
+	var rss int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		tF = append(tF, timeCmd(b, 0, floor, path))
-		tA = append(tA, timeCmd(b, 0, agentctl, "--db", path, "approve", ids[i], "--as", "bench"))
+		d, r := timeCmdRSS(b, 0, agentctl, "--db", path, "approve", ids[i], "--as", "bench")
+		tA, rss = append(tA, d), max(rss, r)
 		tJ = append(tJ, timeCmd(b, 0, floorJS, path))
 	}
 	b.StopTimer()
@@ -155,6 +168,7 @@ func BenchmarkColdApprove(b *testing.B) {
 	b.ReportMetric(float64(j.Microseconds())/1000, "floorjs-ms")
 	b.ReportMetric(float64(a)/float64(f), "ratio")
 	b.ReportMetric(float64(a)/float64(j), "ratio-vs-floorjs")
+	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
 }
 
 // BenchmarkColdRunToSuspension times `agentctl run` from process start

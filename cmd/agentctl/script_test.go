@@ -28,6 +28,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agentctl": func() { os.Exit(Main()) },
+		// bench-child is a benchmark's worker process (perf_test.go).
+		"bench-child": func() { os.Exit(benchChild()) },
 		// mcp-demo-server is the demo MCP server (stdio).
 		"mcp-demo-server": func() {
 			if err := demoserver.Serve(); err != nil {

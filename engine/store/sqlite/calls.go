@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,7 +55,7 @@ func queryCalls(ctx context.Context, q interface {
 
 // Calls implements store.Store.
 func (s *DB) Calls(ctx context.Context, runID string) ([]*store.Call, error) {
-	cs, err := queryCalls(ctx, s.db, `SELECT `+callCols+` FROM calls WHERE run_id = ? ORDER BY seq`, runID)
+	cs, err := queryCalls(ctx, reader{s}, `SELECT `+callCols+` FROM calls WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("calls of run %s: %w", runID, err)
 	}
@@ -71,7 +73,7 @@ func (s *DB) Pending(ctx context.Context, runIDs []string) (map[string][]*store.
 			args[i] = id
 		}
 		runIDs = runIDs[n:]
-		cs, err := queryCalls(ctx, s.db, `SELECT `+callCols+` FROM calls WHERE status IN ('pending', 'interrupted') AND run_id IN (?`+
+		cs, err := queryCalls(ctx, reader{s}, `SELECT `+callCols+` FROM calls WHERE status IN ('pending', 'interrupted') AND run_id IN (?`+
 			strings.Repeat(", ?", n-1)+`) ORDER BY run_id, seq`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("pending calls: %w", err)
@@ -85,7 +87,7 @@ func (s *DB) Pending(ctx context.Context, runIDs []string) (map[string][]*store.
 
 // TreePending implements store.Store.
 func (s *DB) TreePending(ctx context.Context, rootID string) ([]*store.Call, error) {
-	cs, err := queryCalls(ctx, s.db, `SELECT `+callCols+` FROM calls
+	cs, err := queryCalls(ctx, reader{s}, `SELECT `+callCols+` FROM calls
 		WHERE status IN ('pending', 'interrupted') AND kind != 'delegation' AND run_id IN (SELECT id FROM runs WHERE root_id = ?)
 		ORDER BY created_at, run_id, seq`, rootID)
 	if err != nil {
@@ -98,7 +100,7 @@ func (s *DB) TreePending(ctx context.Context, rootID string) ([]*store.Call, err
 func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) (bool, error) {
 	now := s.now()
 	var claimed bool
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', deadline = NULL, updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = 'pending' AND kind = 'delegation'`,
 			m.To, m.Result, ms(now), m.RunID, m.CallID)
@@ -128,7 +130,7 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 
 // Decisions implements store.Store.
 func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at
+	rows, err := s.query(ctx, `SELECT run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at
 		FROM decisions WHERE run_id = ? ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("decisions of run %s: %w", runID, err)
@@ -158,7 +160,7 @@ func raw(s sql.NullString) []byte {
 
 // Grants implements store.Store.
 func (s *DB) Grants(ctx context.Context, runID string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT c.tool FROM decisions d
+	rows, err := s.query(ctx, `SELECT DISTINCT c.tool FROM decisions d
 		JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id
 		WHERE d.run_id = ? AND d.action = 'grant' ORDER BY c.tool`, runID)
 	if err != nil {
@@ -178,7 +180,7 @@ func (s *DB) Grants(ctx context.Context, runID string) ([]string, error) {
 
 // Expired implements store.Store.
 func (s *DB) Expired(ctx context.Context, now time.Time) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT run_id FROM calls
+	rows, err := s.query(ctx, `SELECT DISTINCT run_id FROM calls
 		WHERE status = 'pending' AND deadline IS NOT NULL AND deadline < ? ORDER BY run_id`, ms(now))
 	if err != nil {
 		return nil, fmt.Errorf("expired calls: %w", err)
@@ -197,7 +199,7 @@ func (s *DB) Expired(ctx context.Context, now time.Time) ([]string, error) {
 
 // Events implements store.Store.
 func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, type, data, at FROM events
+	rows, err := s.query(ctx, `SELECT id, run_id, type, data, at FROM events
 		WHERE run_id = ? AND id > ? ORDER BY id`, runID, after)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
@@ -211,7 +213,7 @@ func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Ev
 		if err := rows.Scan(&e.ID, &e.RunID, &e.Type, &data, &at); err != nil {
 			return nil, err
 		}
-		e.Data, e.At = []byte(data), fromMS(at)
+		e.Data, e.At = withEnvelope(e, data), fromMS(at)
 		out = append(out, &e)
 	}
 	return out, rows.Err()
@@ -219,17 +221,13 @@ func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Ev
 
 // appendEvents writes events in the caller's transaction, in one
 // statement.
-func appendEvents(ctx context.Context, tx *sql.Tx, now time.Time, evs []store.Event) error {
+func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
 	args := make([]any, 0, 4*len(evs))
 	for _, e := range evs {
-		data := e.Data
-		if len(data) == 0 {
-			data = []byte("{}")
-		}
-		args = append(args, e.RunID, e.Type, string(data), ms(now))
+		args = append(args, e.RunID, e.Type, stripEnvelope(e), ms(now))
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
 		strings.Repeat(", (?, ?, ?, ?)", len(evs)-1), args...)
@@ -239,7 +237,7 @@ func appendEvents(ctx context.Context, tx *sql.Tx, now time.Time, evs []store.Ev
 // MoveCall implements store.Store.
 func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
 	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = ?, payload = COALESCE(?, payload),
 			resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = ?
@@ -270,7 +268,7 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 	now := s.now()
 	runID := ds[0].RunID
 	var claimed bool
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		for _, d := range ds {
 			if d.RunID != runID {
 				return fmt.Errorf("decisions for several runs in one batch")
@@ -306,7 +304,7 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 }
 
 // decide applies one decision in the caller's transaction.
-func decide(ctx context.Context, tx *sql.Tx, d *store.Decision, now time.Time) error {
+func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) error {
 	var res sql.Result
 	var err error
 	switch d.Action {
@@ -350,7 +348,7 @@ func decide(ctx context.Context, tx *sql.Tx, d *store.Decision, now time.Time) e
 }
 
 // holds checks that lease holds the run.
-func holds(ctx context.Context, tx *sql.Tx, lease store.Lease, runID string) error {
+func holds(ctx context.Context, tx *txn, lease store.Lease, runID string) error {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ? AND owner = ?`, runID, lease.Owner).Scan(&n)
 	if err == nil && n != 1 {
@@ -361,7 +359,7 @@ func holds(ctx context.Context, tx *sql.Tx, lease store.Lease, runID string) err
 
 // conflict builds the error for a transition that found the call in
 // another state: it says what state, and who decided it.
-func conflict(ctx context.Context, tx *sql.Tx, runID, callID string) error {
+func conflict(ctx context.Context, tx *txn, runID, callID string) error {
 	e := &store.ConflictError{RunID: runID, CallID: callID}
 	err := tx.QueryRowContext(ctx, `SELECT status, kind FROM calls WHERE run_id = ? AND call_id = ?`, runID, callID).Scan(&e.Status, &e.Kind)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -380,4 +378,43 @@ func conflict(ctx context.Context, tx *sql.Tx, runID, callID string) error {
 		return err
 	}
 	return e
+}
+
+// stripEnvelope drops the type and runId an event's data begins with (as
+// the engine writes it): the row has both in columns of their own. What
+// it stripped starts with '@'.
+func stripEnvelope(e store.Event) string {
+	if len(e.Data) == 0 {
+		return "{}"
+	}
+	prefix := envelope(e.Type, e.RunID)
+	if !bytes.HasPrefix(e.Data, prefix) {
+		return string(e.Data)
+	}
+	switch rest := e.Data[len(prefix):]; {
+	case len(rest) > 1 && rest[0] == ',':
+		return "@{" + string(rest[1:])
+	case string(rest) == "}":
+		return "@{}"
+	}
+	return string(e.Data)
+}
+
+// withEnvelope restores what stripEnvelope dropped.
+func withEnvelope(e store.Event, data string) []byte {
+	if !strings.HasPrefix(data, "@{") {
+		return []byte(data)
+	}
+	data = data[1:]
+	b := envelope(e.Type, e.RunID)
+	if data == "{}" {
+		return append(b, '}')
+	}
+	return append(append(b, ','), data[1:]...)
+}
+
+func envelope(typ, runID string) []byte {
+	t, _ := json.Marshal(typ)
+	r, _ := json.Marshal(runID)
+	return []byte(`{"type":` + string(t) + `,"runId":` + string(r))
 }

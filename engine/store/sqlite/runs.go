@@ -40,7 +40,7 @@ func scanRun(sc scanner, extra ...any) (*store.Run, error) {
 // CreateRun implements store.Store.
 func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease store.Lease) error {
 	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO specs(hash, body) VALUES(?, ?) ON CONFLICT DO NOTHING`, r.SpecHash, spec); err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
 	var owner string
 	var expires int64
-	r, err := scanRun(s.db.QueryRowContext(ctx, selectRun+` WHERE id = ?`, id), &owner, &expires)
+	r, err := scanRun(s.queryRow(ctx, selectRun+` WHERE id = ?`, id), &owner, &expires)
 	if err == nil {
 		r.Owner = owner
 		if expires > 0 {
@@ -91,7 +91,7 @@ func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
 
 // ResolveID implements store.Store.
 func (s *DB) ResolveID(ctx context.Context, prefix string) (string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT 5`,
+	rows, err := s.query(ctx, `SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT 5`,
 		prefix, prefix+"\U0010FFFF")
 	if err != nil {
 		return "", fmt.Errorf("resolve run id %q: %w", prefix, err)
@@ -138,7 +138,7 @@ func (s *DB) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -156,7 +156,7 @@ func (s *DB) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
 
 // Tree implements store.Store.
 func (s *DB) Tree(ctx context.Context, rootID string) ([]*store.Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE root_id = ? ORDER BY id = root_id DESC, id`, rootID)
+	rows, err := s.query(ctx, `SELECT `+runCols+` FROM runs WHERE root_id = ? ORDER BY id = root_id DESC, id`, rootID)
 	if err != nil {
 		return nil, fmt.Errorf("tree of run %s: %w", rootID, err)
 	}
@@ -175,7 +175,7 @@ func (s *DB) Tree(ctx context.Context, rootID string) ([]*store.Run, error) {
 // Spec implements store.Store.
 func (s *DB) Spec(ctx context.Context, hash string) ([]byte, error) {
 	var body []byte
-	err := s.db.QueryRowContext(ctx, `SELECT body FROM specs WHERE hash = ?`, hash).Scan(&body)
+	err := s.queryRow(ctx, `SELECT body FROM specs WHERE hash = ?`, hash).Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &store.NotFoundError{What: "no spec snapshot " + hash}
 	}
@@ -185,7 +185,7 @@ func (s *DB) Spec(ctx context.Context, hash string) ([]byte, error) {
 // Checkpoint implements store.Store.
 func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, newCalls []*store.Call, ev ...store.Event) error {
 	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
 		if r.Status.Terminal() {
 			owner, expires = nil, nil
@@ -219,7 +219,7 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 // Suspend implements store.Store.
 func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ...store.Event) error {
 	runID, now := r.ID, s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		var pending, approved int
 		err := tx.QueryRowContext(ctx, `SELECT
 				COALESCE(SUM(status IN ('pending', 'interrupted')), 0), COALESCE(SUM(status = 'approved'), 0)
@@ -247,7 +247,7 @@ func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ..
 // Claim implements store.Store.
 func (s *DB) Claim(ctx context.Context, lease store.Lease, runID string, from ...store.Status) error {
 	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		var status store.Status
 		var owner sql.NullString
 		var expires sql.NullInt64
@@ -284,7 +284,7 @@ func (s *DB) Release(ctx context.Context, lease store.Lease, runID string) error
 // Takeover implements store.Store.
 func (s *DB) Takeover(ctx context.Context, lease store.Lease, runID, owner string) error {
 	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET owner = ?, lease_expires = ?, status = 'running', updated_at = ?
 			WHERE id = ? AND owner = ?`, lease.Owner, ms(now.Add(lease.TTL)), ms(now), runID, owner)
 		return one(res, err, store.ErrLeaseLost)
@@ -298,7 +298,7 @@ func (s *DB) Takeover(ctx context.Context, lease store.Lease, runID, owner strin
 // Renew implements store.Store.
 func (s *DB) Renew(ctx context.Context, lease store.Lease, runID string) error {
 	now := s.now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET lease_expires = ? WHERE id = ? AND owner = ?`,
 			ms(now.Add(lease.TTL)), runID, lease.Owner)
 		return one(res, err, store.ErrLeaseLost)

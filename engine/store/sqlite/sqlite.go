@@ -41,6 +41,7 @@ type DB struct {
 	path    string
 	busy    time.Duration
 	version int // schema version found on open
+	stmts   stmts
 }
 
 var _ store.Store = (*DB)(nil)
@@ -147,7 +148,10 @@ func (e *classified) Error() string   { return e.msg }
 func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
 
 // Close closes the database.
-func (s *DB) Close() error { return s.db.Close() }
+func (s *DB) Close() error {
+	s.stmts.close()
+	return s.db.Close()
+}
 
 // migrations bring the schema from version i to i+1. Never edit one that
 // has shipped; append.
@@ -236,7 +240,7 @@ var migrations = []string{
 
 func (s *DB) migrate(ctx context.Context) error {
 	var v int
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *txn) error {
 		// Another process may have migrated while we waited for the lock.
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 			return err
@@ -252,12 +256,13 @@ func (s *DB) migrate(ctx context.Context) error {
 }
 
 // tx runs f in an immediate (write) transaction.
-func (s *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
+func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := f(tx); err != nil {
+	defer s.stmts.prepare(context.WithoutCancel(ctx), s.db)
+	if err := f(&txn{tx: tx, c: &s.stmts}); err != nil {
 		tx.Rollback()
 		return err
 	}
