@@ -77,7 +77,9 @@ func eventBytes(evs []store.Event) int {
 	return n
 }
 
-func runBytes(r *store.Run) int { return len(r.State) + len(r.Input) + len(r.Output) + len(r.ID) + len(r.Agent) }
+func runBytes(r *store.Run) int {
+	return len(r.State) + len(r.Input) + len(r.Output) + len(r.ID) + len(r.Agent)
+}
 
 func (r *recorder) CreateRun(ctx context.Context, run *store.Run, spec []byte, l store.Lease) error {
 	r.note(runBytes(run))
