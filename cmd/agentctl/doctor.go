@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
 const doctorHelp = `Check the database without changing it: SQLite's integrity_check and
@@ -66,7 +67,7 @@ func (a *app) doctorCmd() *cobra.Command {
 	return cmd
 }
 
-func printReport(a *app, r *sqlite.Report) {
+func printReport(a *app, r *sqlstore.Report) {
 	fmt.Fprintf(a.stdout, "database  %s (%d bytes, schema %d of %d, journal %s)\n", r.Path, r.Bytes, r.Schema, r.Known, r.Journal)
 	if len(r.Runs) > 0 {
 		var parts []string
@@ -87,7 +88,7 @@ func printReport(a *app, r *sqlite.Report) {
 	}
 	problems := 0
 	for _, f := range r.Findings {
-		if f.Status == sqlite.FindingError {
+		if f.Status == sqlstore.FindingError {
 			problems++
 		}
 	}

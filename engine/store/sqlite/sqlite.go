@@ -20,6 +20,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
 // Options configure a DB. The zero value is ready to use.
@@ -35,16 +36,7 @@ type Options struct {
 }
 
 // DB is a Store in one SQLite file.
-type DB struct {
-	db      *sql.DB
-	now     func() time.Time
-	path    string
-	busy    time.Duration
-	version int // schema version found on open
-	stmts   stmts
-}
-
-var _ store.Store = (*DB)(nil)
+type DB = sqlstore.DB
 
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date.
@@ -52,36 +44,53 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 10 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	s := &DB{now: opts.Now, path: path, busy: opts.BusyTimeout}
-	if err := s.open(ctx, opts.ReadOnly); err != nil {
-		if s.db != nil {
-			s.db.Close()
+	o := &opener{path: path, busy: opts.BusyTimeout}
+	db, version, err := o.open(ctx, opts.ReadOnly)
+	if err != nil {
+		if db != nil {
+			db.Close()
 		}
-		return nil, fmt.Errorf("open database %s: %w", path, s.Classify(err))
+		return nil, fmt.Errorf("open database %s: %w", path, o.classify(err))
 	}
-	return s, nil
+	d := sqlstore.Dialect{
+		Name:      "sqlite",
+		Cache:     true,
+		Classify:  o.classify,
+		Integrity: integrity,
+		Journal: func(ctx context.Context, db *sql.DB) string {
+			var mode string
+			if db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode) != nil {
+				return "unknown"
+			}
+			return mode
+		},
+	}
+	return sqlstore.New(db, d, opts.Now, path, version, len(migrations)), nil
 }
 
-func (s *DB) open(ctx context.Context, readOnly bool) error {
-	fi, err := os.Stat(s.path)
+// opener opens one database file.
+type opener struct {
+	path string
+	busy time.Duration
+}
+
+func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
+	fi, err := os.Stat(o.path)
 	switch {
 	case err == nil && fi.IsDir():
-		return fmt.Errorf("%w: it is a directory", store.ErrCannotWrite)
+		return nil, 0, fmt.Errorf("%w: it is a directory", store.ErrCannotWrite)
 	case err != nil && readOnly:
-		return err
+		return nil, 0, err
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
+		return nil, 0, fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
 	case err != nil:
 		// A new database: its directory must exist and be writable.
-		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-			return fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
+		if err := os.MkdirAll(filepath.Dir(o.path), 0o700); err != nil {
+			return nil, 0, fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
 		}
 	}
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", s.busy.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busy.Milliseconds()))
 	if readOnly {
 		q.Add("mode", "ro")
 	} else {
@@ -90,30 +99,70 @@ func (s *DB) open(ctx context.Context, readOnly bool) error {
 	}
 	q.Add("_pragma", "foreign_keys(on)")
 	q.Add("_txlock", "immediate")
-	dsn := "file:" + (&url.URL{Path: s.path}).EscapedPath() + "?" + q.Encode()
-	if s.db, err = sql.Open("sqlite", dsn); err != nil {
-		return err
+	dsn := "file:" + (&url.URL{Path: o.path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, 0, err
 	}
 	// One connection: a CLI process does one thing at a time, and SQLite
 	// serialises writers anyway.
-	s.db.SetMaxOpenConns(1)
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&s.version); err != nil {
-		return err
+	db.SetMaxOpenConns(1)
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return db, 0, err
 	}
 	switch {
-	case s.version > len(migrations):
-		return fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
-			store.ErrNewerSchema, s.version, len(migrations))
-	case readOnly || s.version == len(migrations):
-		return nil
+	case version > len(migrations):
+		return db, 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
+			store.ErrNewerSchema, version, len(migrations))
+	case readOnly || version == len(migrations):
+		return db, version, nil
 	}
-	return s.migrate(ctx)
+	if err := migrate(ctx, db); err != nil {
+		return db, 0, err
+	}
+	return db, len(migrations), nil
 }
 
-// Classify maps SQLite failures in err to the store's sentinels
+// integrity is SQLite's integrity_check.
+func integrity(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "PRAGMA integrity_check(20)")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		if v != "ok" {
+			out = append(out, v)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	fk, err := db.QueryContext(ctx, `SELECT "table" || ' row ' || rowid || ' refers to a missing ' || parent FROM pragma_foreign_key_check`)
+	if err != nil {
+		return nil, err
+	}
+	defer fk.Close()
+	for fk.Next() {
+		var v string
+		if err := fk.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, fk.Err()
+}
+
+// classify maps SQLite failures in err to the store's sentinels
 // (store.ErrBusy, ErrCorrupt, ErrCannotWrite), saying what to do about
 // them in place of SQLite's message.
-func (s *DB) Classify(err error) error {
+func (o *opener) classify(err error) error {
 	var se *sqlite.Error
 	if err == nil || errors.Is(err, store.ErrUnavailable) || !errors.As(err, &se) {
 		return err
@@ -123,13 +172,13 @@ func (s *DB) Classify(err error) error {
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		kind = store.ErrBusy
-		detail = fmt.Sprintf("another process held its write lock for over %s (AGENTCTL_BUSY_TIMEOUT waits longer); nothing was changed", s.busy)
+		detail = fmt.Sprintf("another process held its write lock for over %s (AGENTCTL_BUSY_TIMEOUT waits longer); nothing was changed", o.busy)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		kind = store.ErrCorrupt
 		detail = se.Error() + "; agentctl doctor checks it; restore it from a backup"
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
 		kind = store.ErrCannotWrite
-		detail = se.Error() + "; check the permissions and free space of " + filepath.Dir(s.path)
+		detail = se.Error() + "; check the permissions and free space of " + filepath.Dir(o.path)
 	default:
 		return err
 	}
@@ -146,12 +195,6 @@ type classified struct {
 
 func (e *classified) Error() string   { return e.msg }
 func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
-
-// Close closes the database.
-func (s *DB) Close() error {
-	s.stmts.close()
-	return s.db.Close()
-}
 
 // migrations bring the schema from version i to i+1. Never edit one that
 // has shipped; append.
@@ -238,53 +281,24 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;`,
 }
 
-func (s *DB) migrate(ctx context.Context) error {
-	var v int
-	return s.tx(ctx, func(tx *txn) error {
-		// Another process may have migrated while we waited for the lock.
-		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-			return err
-		}
-		for ; v < len(migrations); v++ {
-			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-				return fmt.Errorf("migrate to schema %d: %w", v+1, err)
-			}
-		}
-		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
-		return err
-	})
-}
-
-// tx runs f in an immediate (write) transaction.
-func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer s.stmts.prepare(context.WithoutCancel(ctx), s.db)
-	if err := f(&txn{tx: tx, c: &s.stmts}); err != nil {
-		tx.Rollback()
+	defer tx.Rollback()
+	// Another process may have migrated while we waited for the lock.
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	for ; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
-
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-// msOrNil stores a zero time as NULL.
-func msOrNil(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-// text stores an empty JSON value as NULL.
-func text(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
-}
-
-func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }

@@ -31,7 +31,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.db.Exec("PRAGMA user_version = 99"); err != nil {
+	if _, err := db.SQL().Exec("PRAGMA user_version = 99"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

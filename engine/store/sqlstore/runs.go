@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -222,7 +222,8 @@ func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ..
 	err := s.tx(ctx, func(tx *txn) error {
 		var pending, approved int
 		err := tx.QueryRowContext(ctx, `SELECT
-				COALESCE(SUM(status IN ('pending', 'interrupted')), 0), COALESCE(SUM(status = 'approved'), 0)
+				COALESCE(SUM(CASE WHEN status IN ('pending', 'interrupted') THEN 1 ELSE 0 END), 0),
+				COALESCE(SUM(CASE WHEN status = 'approved' THEN 1 ELSE 0 END), 0)
 			FROM calls WHERE run_id = ?`, runID).Scan(&pending, &approved)
 		if err != nil {
 			return err

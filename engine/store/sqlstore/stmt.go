@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -98,38 +98,50 @@ func (c *stmts) close() {
 	c.m = nil
 }
 
-// txn is a transaction whose queries use the statement cache.
+// txn is a transaction whose queries use the statement cache, with
+// placeholders as the dialect writes them.
 type txn struct {
 	tx *sql.Tx
-	c  *stmts
+	s  *DB
+}
+
+func (t *txn) cached(q string) *sql.Stmt {
+	if !t.s.d.Cache {
+		return nil
+	}
+	if st := t.s.stmts.get(q); st != nil {
+		return st
+	}
+	t.s.stmts.wanted(q)
+	return nil
 }
 
 func (t *txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if st := t.c.get(q); st != nil {
+	if st := t.cached(q); st != nil {
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	t.c.wanted(q)
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.tx.ExecContext(ctx, t.s.rebind(q), args...)
 }
 
 func (t *txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := t.c.get(q); st != nil {
+	if st := t.cached(q); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
-	t.c.wanted(q)
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.tx.QueryContext(ctx, t.s.rebind(q), args...)
 }
 
 func (t *txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := t.c.get(q); st != nil {
+	if st := t.cached(q); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
-	t.c.wanted(q)
-	return t.tx.QueryRowContext(ctx, q, args...)
+	return t.tx.QueryRowContext(ctx, t.s.rebind(q), args...)
 }
 
 // query runs a read outside any transaction, through the cache.
 func (s *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if !s.d.Cache {
+		return s.db.QueryContext(ctx, s.rebind(q), args...)
+	}
 	st, err := s.stmts.lookup(ctx, s.db, q)
 	if err != nil {
 		return nil, err
@@ -139,6 +151,9 @@ func (s *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error
 
 // queryRow is query for one row.
 func (s *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if !s.d.Cache {
+		return s.db.QueryRowContext(ctx, s.rebind(q), args...)
+	}
 	st, err := s.stmts.lookup(ctx, s.db, q)
 	if err != nil {
 		return s.db.QueryRowContext(ctx, q, args...) // reports the error

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"modernc.org/sqlite"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -30,6 +28,7 @@ const (
 // Report is what Doctor found.
 type Report struct {
 	Path     string         `json:"path"`
+	Backend  string         `json:"backend"`
 	Bytes    int64          `json:"bytes"`
 	Schema   int            `json:"schema"`
 	Known    int            `json:"knownSchema"`
@@ -75,45 +74,36 @@ var checks = []struct {
 		"runs with calls past their approvalTimeout: agentctl expire", FindingWarn},
 }
 
-// Doctor checks the database: SQLite's integrity and foreign keys, the
-// consistency of runs and calls, and what waits for a human. It only
-// reads.
+// Doctor checks the database: the backend's integrity check, the schema
+// version, the consistency of runs and calls, and what waits for a
+// human. It only reads.
 func (s *DB) Doctor(ctx context.Context) (*Report, error) {
-	r := &Report{Path: s.path, Schema: s.version, Known: len(migrations), Runs: map[string]int{}}
+	r := &Report{Path: s.path, Backend: s.d.Name, Schema: s.version, Known: s.known, Runs: map[string]int{}, Journal: "n/a"}
 	if fi, err := os.Stat(s.path); err == nil {
 		r.Bytes = fi.Size()
 	}
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&r.Journal); err != nil {
-		r.Journal = "unknown"
+	if s.d.Journal != nil {
+		r.Journal = s.d.Journal(ctx, s.db)
 	}
-	var problems []string
-	if err := s.strings(ctx, &problems, "PRAGMA integrity_check(20)"); err != nil {
-		if err = s.Classify(err); !errors.Is(err, store.ErrCorrupt) {
-			return nil, err
+	if s.d.Integrity != nil {
+		problems, err := s.d.Integrity(ctx, s.db)
+		if err != nil {
+			if err = s.Classify(err); !errors.Is(err, store.ErrCorrupt) {
+				return nil, err
+			}
+			problems = []string{err.Error()}
 		}
-		var se *sqlite.Error
-		errors.As(err, &se)
-		problems = []string{se.Error()}
+		if len(problems) == 0 {
+			r.Findings = append(r.Findings, Finding{Check: "integrity", Status: FindingOK, Detail: s.d.Name + " integrity check passed"})
+		} else {
+			r.Findings = append(r.Findings, Finding{Check: "integrity", Status: FindingError,
+				Detail: s.d.Name + " integrity check: " + strings.Join(problems, "; ") + "; restore the database from a backup"})
+			return r, nil // the rest would read damaged pages
+		}
 	}
-	if len(problems) == 1 && problems[0] == "ok" {
-		r.Findings = append(r.Findings, Finding{Check: "integrity", Status: FindingOK, Detail: "SQLite integrity_check passed"})
-	} else {
-		r.Findings = append(r.Findings, Finding{Check: "integrity", Status: FindingError,
-			Detail: "SQLite integrity_check: " + strings.Join(problems, "; ") + "; restore the database from a backup"})
-		return r, nil // the rest would read damaged pages
-	}
-	var fk []string
-	if err := s.strings(ctx, &fk, `SELECT "table" || ' row ' || rowid || ' refers to a missing ' || parent FROM pragma_foreign_key_check`); err != nil {
-		return nil, s.Classify(err)
-	}
-	if len(fk) == 0 {
-		r.Findings = append(r.Findings, Finding{Check: "foreign keys", Status: FindingOK, Detail: "every reference resolves"})
-	} else {
-		r.Findings = append(r.Findings, Finding{Check: "foreign keys", Status: FindingError, Detail: strings.Join(fk, "; ")})
-	}
-	if s.version < len(migrations) {
+	if s.version < s.known {
 		r.Findings = append(r.Findings, Finding{Check: "schema", Status: FindingWarn,
-			Detail: fmt.Sprintf("schema %d of %d: the next command that opens it for writing migrates it", s.version, len(migrations))})
+			Detail: fmt.Sprintf("schema %d of %d: the next command that opens it for writing migrates it", s.version, s.known)})
 		return r, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM runs GROUP BY status`)
@@ -137,7 +127,7 @@ func (s *DB) Doctor(ctx context.Context) (*Report, error) {
 		if strings.Contains(c.query, "?") {
 			args = append(args, now)
 		}
-		if err := s.strings(ctx, &ids, c.query+" LIMIT 21", args...); err != nil {
+		if err := s.strings(ctx, &ids, s.rebind(c.query+" LIMIT 21"), args...); err != nil {
 			return nil, s.Classify(err)
 		}
 		f := Finding{Check: c.name, Status: FindingOK}

@@ -1,0 +1,169 @@
+// Package sqlstore is the store.Store both SQL backends share: the
+// queries, transitions and checks of the call ledger over database/sql,
+// with a Dialect for what differs (placeholders, locking, errors, the
+// integrity check). Packages sqlite and postgres open one.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// Dialect is what a backend does its own way.
+type Dialect struct {
+	// Name is the backend's name, as doctor reports it.
+	Name string
+	// Dollar numbers placeholders ($1, $2, ...); queries are written
+	// with ?.
+	Dollar bool
+	// LockRun locks a run's row first in the transactions that read its
+	// calls before changing it, so that they serialise per run (Postgres;
+	// SQLite's immediate transactions serialise all writers already).
+	LockRun bool
+	// Cache keeps prepared statements (SQLite, one connection; pgx
+	// caches its own per connection).
+	Cache bool
+	// Classify maps the driver's errors to the store's sentinels.
+	Classify func(error) error
+	// Integrity runs the backend's own consistency check and returns the
+	// problems found (none: healthy).
+	Integrity func(context.Context, *sql.DB) ([]string, error)
+	// Notify, when set, runs in a transaction that made work for workers
+	// (a run queued or decided without being claimed) or added events.
+	Notify func(ctx context.Context, tx *sql.Tx, channel, runID string) error
+	// Journal describes the journal (doctor).
+	Journal func(context.Context, *sql.DB) string
+}
+
+// DB is a Store over a SQL database.
+type DB struct {
+	db      *sql.DB
+	d       Dialect
+	now     func() time.Time
+	path    string // where it is, for messages
+	version int    // schema version found on open
+	known   int    // schema version this build writes
+	stmts   stmts
+	rebinds sync.Map // query → query with $n placeholders
+}
+
+var _ store.Store = (*DB)(nil)
+
+// New returns a Store over db, at schema version (known: the latest this
+// build knows).
+func New(db *sql.DB, d Dialect, now func() time.Time, path string, version, known int) *DB {
+	if now == nil {
+		now = time.Now
+	}
+	if d.Classify == nil {
+		d.Classify = func(err error) error { return err }
+	}
+	return &DB{db: db, d: d, now: now, path: path, version: version, known: known}
+}
+
+// SQL returns the underlying database, for the backend's own work
+// (migrations, copying).
+func (s *DB) SQL() *sql.DB { return s.db }
+
+// Path is where the database is, as given to open it (secrets removed).
+func (s *DB) Path() string { return s.path }
+
+// Dialect is the backend's name.
+func (s *DB) Dialect() string { return s.d.Name }
+
+// Classify maps driver failures in err to the store's sentinels
+// (store.ErrBusy, ErrCorrupt, ErrCannotWrite, ...), saying what to do.
+func (s *DB) Classify(err error) error { return s.d.Classify(err) }
+
+// Close closes the database.
+func (s *DB) Close() error {
+	s.stmts.close()
+	return s.db.Close()
+}
+
+// rebind writes a query's placeholders as the dialect wants them.
+func (s *DB) rebind(q string) string {
+	if !s.d.Dollar || !strings.Contains(q, "?") {
+		return q
+	}
+	if v, ok := s.rebinds.Load(q); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	s.rebinds.Store(q, b.String())
+	return b.String()
+}
+
+// tx runs f in a write transaction (immediate, on SQLite).
+func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if s.d.Cache {
+		defer s.stmts.prepare(context.WithoutCancel(ctx), s.db)
+	}
+	if err := f(&txn{tx: tx, s: s}); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Tx runs f in a write transaction, for a backend's own work.
+func (s *DB) Tx(ctx context.Context, f func(*sql.Tx) error) error {
+	return s.tx(ctx, func(t *txn) error { return f(t.tx) })
+}
+
+// lockRun takes a run's row lock, where the dialect needs it.
+func (t *txn) lockRun(ctx context.Context, runID string) error {
+	if !t.s.d.LockRun {
+		return nil
+	}
+	_, err := t.tx.ExecContext(ctx, t.s.rebind(`SELECT 1 FROM runs WHERE id = ? FOR UPDATE`), runID)
+	return err
+}
+
+// notify tells listeners, within the transaction, that a run has work
+// (channel work) or events (channel events).
+func (t *txn) notify(ctx context.Context, channel, runID string) error {
+	if t.s.d.Notify == nil {
+		return nil
+	}
+	return t.s.d.Notify(ctx, t.tx, channel, runID)
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// msOrNil stores a zero time as NULL.
+func msOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// text stores an empty JSON value as NULL.
+func text(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
