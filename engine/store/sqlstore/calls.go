@@ -101,6 +101,9 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 	now := s.now()
 	var claimed bool
 	err := s.tx(ctx, func(tx *txn) error {
+		if err := tx.lockRun(ctx, m.RunID); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', deadline = NULL, updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = 'pending' AND kind = 'delegation'`,
 			m.To, m.Result, ms(now), m.RunID, m.CallID)
@@ -269,6 +272,9 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 	runID := ds[0].RunID
 	var claimed bool
 	err := s.tx(ctx, func(tx *txn) error {
+		if err := tx.lockRun(ctx, runID); err != nil {
+			return err
+		}
 		for _, d := range ds {
 			if d.RunID != runID {
 				return fmt.Errorf("decisions for several runs in one batch")

@@ -220,6 +220,9 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ...store.Event) error {
 	runID, now := r.ID, s.now()
 	err := s.tx(ctx, func(tx *txn) error {
+		if err := tx.lockRun(ctx, runID); err != nil {
+			return err
+		}
 		var pending, approved int
 		err := tx.QueryRowContext(ctx, `SELECT
 				COALESCE(SUM(CASE WHEN status IN ('pending', 'interrupted') THEN 1 ELSE 0 END), 0),
@@ -249,6 +252,9 @@ func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ..
 func (s *DB) Claim(ctx context.Context, lease store.Lease, runID string, from ...store.Status) error {
 	now := s.now()
 	err := s.tx(ctx, func(tx *txn) error {
+		if err := tx.lockRun(ctx, runID); err != nil {
+			return err
+		}
 		var status store.Status
 		var owner sql.NullString
 		var expires sql.NullInt64

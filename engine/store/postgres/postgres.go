@@ -1,0 +1,233 @@
+// Package postgres is the shared Store for teams: PostgreSQL through
+// pgx, so that approvers and runners on different machines work on the
+// same runs. Transitions are the same conditional updates as on SQLite;
+// each transaction that reads a run's calls before changing the run
+// locks the run's row first, so they serialise per run, and workers wake
+// on LISTEN/NOTIFY.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
+)
+
+// DB is a Store in a PostgreSQL database.
+type DB = sqlstore.DB
+
+// Options configure Open. The zero value is ready to use.
+type Options struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// ReadOnly opens without migrating (agentctl doctor).
+	ReadOnly bool
+}
+
+// IsURL reports whether a --db value names a PostgreSQL database.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Redact returns a database URL without its password, for messages.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://..."
+	}
+	return u.Redacted()
+}
+
+// Channels NOTIFY uses: work for workers (payload: a run id), events for
+// followers (payload: a run id).
+const (
+	ChannelWork   = "agentctl_work"
+	ChannelEvents = "agentctl_events"
+)
+
+// Open connects to the database at dsn and brings its schema up to date.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	name := Redact(dsn)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", name, classify(err))
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	version, err := schema(ctx, db, opts.ReadOnly)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", name, classify(err))
+	}
+	d := sqlstore.Dialect{
+		Name:     "postgres",
+		Dollar:   true,
+		LockRun:  true,
+		Classify: classify,
+		Notify: func(ctx context.Context, tx *sql.Tx, channel, runID string) error {
+			_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, "agentctl_"+channel, runID)
+			return err
+		},
+	}
+	return sqlstore.New(db, d, opts.Now, name, version, len(migrations)), nil
+}
+
+// schema reads the schema version, migrating (under an advisory lock, so
+// that racing processes migrate once) unless readOnly.
+func schema(ctx context.Context, db *sql.DB, readOnly bool) (int, error) {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS agentctl_schema (version INTEGER NOT NULL)`); err != nil && !readOnly {
+		return 0, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if !readOnly {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7226135)`); err != nil {
+			return 0, err
+		}
+	}
+	var v int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM agentctl_schema`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		if readOnly {
+			return 0, nil
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO agentctl_schema(version) VALUES (0)`)
+	}
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case v > len(migrations):
+		return 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
+			store.ErrNewerSchema, v, len(migrations))
+	case readOnly || v == len(migrations):
+		return v, nil
+	}
+	for ; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return 0, fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE agentctl_schema SET version = $1`, v); err != nil {
+		return 0, err
+	}
+	return v, tx.Commit()
+}
+
+// classify maps PostgreSQL failures to the store's sentinels.
+func classify(err error) error {
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "55P03" || pe.Code == "57014": // lock_not_available, query_canceled (lock_timeout)
+			return fmt.Errorf("%w: %v; nothing was changed", store.ErrBusy, err)
+		case strings.HasPrefix(pe.Code, "28"), pe.Code == "3D000", pe.Code == "42501": // auth, no database, privilege
+			return fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
+		case strings.HasPrefix(pe.Code, "XX"):
+			return fmt.Errorf("%w: %v", store.ErrCorrupt, err)
+		}
+		return err
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || errors.As(err, &ne) {
+		return fmt.Errorf("%w: cannot reach the server: %v", store.ErrCannotWrite, err)
+	}
+	return err
+}
+
+// migrations bring the schema from version i to i+1. Never edit one that
+// has shipped; append.
+var migrations = []string{
+	`CREATE TABLE specs (
+		hash TEXT COLLATE "C" PRIMARY KEY,
+		body BYTEA NOT NULL
+	);
+	CREATE TABLE runs (
+		id            TEXT COLLATE "C" PRIMARY KEY,
+		agent         TEXT NOT NULL,
+		status        TEXT NOT NULL,
+		input         TEXT NOT NULL,
+		output        TEXT NOT NULL DEFAULT '',
+		error         TEXT NOT NULL DEFAULT '',
+		spec_hash     TEXT COLLATE "C" NOT NULL REFERENCES specs(hash),
+		step          INTEGER NOT NULL DEFAULT 0,
+		state         BYTEA,
+		owner         TEXT,
+		lease_expires BIGINT,
+		created_at    BIGINT NOT NULL,
+		updated_at    BIGINT NOT NULL,
+		parent_id     TEXT COLLATE "C",
+		parent_call   TEXT NOT NULL DEFAULT '',
+		root_id       TEXT COLLATE "C",
+		path          TEXT NOT NULL DEFAULT '[]',
+		model_calls   INTEGER NOT NULL DEFAULT 0,
+		tokens_in     INTEGER NOT NULL DEFAULT 0,
+		tokens_out    INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX runs_status ON runs(status, id);
+	CREATE INDEX runs_agent ON runs(agent, id);
+	CREATE INDEX runs_root ON runs(root_id, id);
+	CREATE TABLE calls (
+		run_id        TEXT COLLATE "C" NOT NULL REFERENCES runs(id),
+		call_id       TEXT COLLATE "C" NOT NULL,
+		seq           INTEGER NOT NULL,
+		step          INTEGER NOT NULL,
+		tool          TEXT NOT NULL,
+		args          TEXT NOT NULL,
+		status        TEXT NOT NULL,
+		kind          TEXT NOT NULL DEFAULT '',
+		result        TEXT NOT NULL DEFAULT '',
+		gate          TEXT NOT NULL DEFAULT '',
+		gate_error    TEXT NOT NULL DEFAULT '',
+		payload       TEXT,
+		resume        TEXT,
+		resume_schema TEXT,
+		deadline      BIGINT,
+		created_at    BIGINT NOT NULL,
+		updated_at    BIGINT NOT NULL,
+		PRIMARY KEY (run_id, call_id)
+	);
+	CREATE INDEX calls_deadline ON calls(deadline) WHERE status = 'pending' AND deadline IS NOT NULL;
+	CREATE INDEX calls_open ON calls(status) WHERE status IN ('pending', 'interrupted', 'approved');
+	CREATE TABLE decisions (
+		id          BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+		run_id      TEXT COLLATE "C" NOT NULL REFERENCES runs(id),
+		call_id     TEXT COLLATE "C" NOT NULL,
+		action      TEXT NOT NULL,
+		by_name     TEXT NOT NULL,
+		os_user     TEXT NOT NULL,
+		reason      TEXT NOT NULL DEFAULT '',
+		at          BIGINT NOT NULL,
+		args_before TEXT,
+		args_after  TEXT,
+		data        TEXT
+	);
+	CREATE INDEX decisions_run ON decisions(run_id, call_id);
+	CREATE TABLE events (
+		id     BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+		run_id TEXT COLLATE "C" NOT NULL REFERENCES runs(id),
+		type   TEXT NOT NULL,
+		data   TEXT NOT NULL,
+		at     BIGINT NOT NULL
+	);
+	CREATE INDEX events_run ON events(run_id, id);`,
+}
+
+var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver
