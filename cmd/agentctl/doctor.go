@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentctl/agentctl/engine/store/sqlite"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
@@ -33,22 +32,14 @@ func (a *app) doctorCmd() *cobra.Command {
 		Long:  doctorHelp,
 		Args:  argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := dbPath(a.dbPath)
-			if err != nil {
-				return err
-			}
-			busy, err := busyTimeout()
-			if err != nil {
-				return err
-			}
-			db, err := sqlite.Open(cmd.Context(), path, sqlite.Options{ReadOnly: true, BusyTimeout: busy})
+			db, err := openDB(cmd.Context(), a.dbPath, true)
 			if err != nil {
 				return fmt.Errorf("doctor: %w", err)
 			}
 			defer db.Close()
 			r, err := db.Doctor(cmd.Context())
 			if err != nil {
-				return fmt.Errorf("doctor %s: %w", path, err)
+				return fmt.Errorf("doctor %s: %w", db.Path(), err)
 			}
 			if out == "json" {
 				if err := writeJSON(a.stdout, r); err != nil {
@@ -68,7 +59,11 @@ func (a *app) doctorCmd() *cobra.Command {
 }
 
 func printReport(a *app, r *sqlstore.Report) {
-	fmt.Fprintf(a.stdout, "database  %s (%d bytes, schema %d of %d, journal %s)\n", r.Path, r.Bytes, r.Schema, r.Known, r.Journal)
+	if r.Backend == "sqlite" {
+		fmt.Fprintf(a.stdout, "database  %s (%d bytes, schema %d of %d, journal %s)\n", r.Path, r.Bytes, r.Schema, r.Known, r.Journal)
+	} else {
+		fmt.Fprintf(a.stdout, "database  %s (%s, schema %d of %d)\n", r.Path, r.Backend, r.Schema, r.Known)
+	}
 	if len(r.Runs) > 0 {
 		var parts []string
 		for _, st := range slices.Sorted(maps.Keys(r.Runs)) {

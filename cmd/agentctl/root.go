@@ -15,7 +15,9 @@ import (
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/postgres"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -45,7 +47,8 @@ Exit codes:
      was changed (agentctl doctor checks a database)
 
 The database is --db, else $AGENTCTL_DB, else
-$XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db).
+$XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db):
+a SQLite file, or a postgres:// URL for a database a team shares.
 A write waits up to $AGENTCTL_BUSY_TIMEOUT (default 10s) for another
 process's transaction.`
 
@@ -54,7 +57,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	dbPath         string
-	db             *sqlite.DB
+	db             *sqlstore.DB
 	engines        []*engine.Engine
 }
 
@@ -84,7 +87,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
-	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database file (default $AGENTCTL_DB, else under $XDG_STATE_HOME)")
+	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file or a postgres:// URL (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
 	root.AddCommand(
 		a.validateCmd(),
 		a.runCmd(),
@@ -176,24 +179,33 @@ func plural(n int, one, many string) string {
 }
 
 // store opens the database on first use.
-func (a *app) store(ctx context.Context) (*sqlite.DB, error) {
+func (a *app) store(ctx context.Context) (*sqlstore.DB, error) {
 	if a.db != nil {
 		return a.db, nil
 	}
-	path, err := dbPath(a.dbPath)
-	if err != nil {
-		return nil, err
-	}
-	busy, err := busyTimeout()
-	if err != nil {
-		return nil, err
-	}
-	db, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy})
+	db, err := openDB(ctx, a.dbPath, false)
 	if err != nil {
 		return nil, err
 	}
 	a.db = db
 	return db, nil
+}
+
+// openDB opens the database --db (or $AGENTCTL_DB, ...) names: a
+// postgres:// URL, else a SQLite file.
+func openDB(ctx context.Context, flag string, readOnly bool) (*sqlstore.DB, error) {
+	path, err := dbPath(flag)
+	if err != nil {
+		return nil, err
+	}
+	if postgres.IsURL(path) {
+		return postgres.Open(ctx, path, postgres.Options{ReadOnly: readOnly})
+	}
+	busy, err := busyTimeout()
+	if err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy, ReadOnly: readOnly})
 }
 
 // engine opens the store and returns an engine with the default models.

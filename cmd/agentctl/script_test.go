@@ -22,6 +22,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentctl/agentctl/engine/model/modeltest"
+	"github.com/agentctl/agentctl/engine/store/postgres/pgtest"
 	"github.com/agentctl/agentctl/toolkits/mcp/demoserver"
 )
 
@@ -82,6 +83,11 @@ func TestMain(m *testing.M) {
 //	                        answers the first requests with these statuses
 //	                        (429 with Retry-After: 0)
 //	anthropicserver ...     the same on Anthropic's messages API
+//	pgserver NAME           set $NAME to the URL of a new, empty PostgreSQL
+//	                        database on a throwaway server (started once for
+//	                        all scenarios); scenarios using it begin with
+//	                        [!postgres] skip: the condition holds where the
+//	                        server binaries are, or AGENTCTL_REQUIRE_POSTGRES=1
 //	sqlhold FILE            hold the SQLite database's write lock (BEGIN
 //	                        IMMEDIATE) until the script ends
 //	sqlexec FILE SQL        run SQL on the database
@@ -104,7 +110,45 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: testCmds(),
+		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return pgtest.Available() || pgtest.Required(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
+	pgMu.Lock()
+	defer pgMu.Unlock()
+	if pgSrv != nil {
+		pgSrv.Stop()
+	}
+}
+
+// The PostgreSQL server scenarios share, started on first use.
+var (
+	pgMu  sync.Mutex
+	pgSrv *pgtest.Server
+)
+
+// pgserver creates a database for a scenario.
+func pgserver(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pgserver NAME")
+	}
+	pgMu.Lock()
+	if pgSrv == nil {
+		srv, err := pgtest.Start()
+		if err != nil {
+			pgMu.Unlock()
+			ts.Fatalf("postgres: %v", err)
+		}
+		pgSrv = srv
+	}
+	srv := pgSrv
+	pgMu.Unlock()
+	dsn, err := srv.NewDB(context.Background(), filepath.Base(ts.Getenv("WORK")))
+	ts.Check(err)
+	ts.Setenv(args[0], dsn)
 }
 
 // testCmds are scriptCmds plus the servers the project's own scenarios
@@ -115,6 +159,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["mcpserver"] = mcpserver
 	cmds["openaiserver"] = modelserver(modeltest.OpenAI)
 	cmds["anthropicserver"] = modelserver(modeltest.Anthropic)
+	cmds["pgserver"] = pgserver
 	cmds["sqlhold"] = sqlhold
 	cmds["sqlexec"] = sqlexec
 	cmds["garble"] = garble

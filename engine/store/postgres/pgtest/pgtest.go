@@ -28,6 +28,12 @@ var ErrNoServer = errors.New("PostgreSQL server binaries (initdb, pg_ctl) not fo
 // ($AGENTCTL_REQUIRE_POSTGRES=1, as CI sets).
 func Required() bool { return os.Getenv("AGENTCTL_REQUIRE_POSTGRES") == "1" }
 
+// Available reports whether the server binaries are here.
+func Available() bool {
+	_, err := bindir()
+	return err == nil
+}
+
 // Server is a running throwaway cluster.
 type Server struct {
 	dir  string
