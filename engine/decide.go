@@ -34,6 +34,9 @@ type Decision struct {
 	// found it; Failed records it as a failure.
 	Output string
 	Failed bool
+	// Detach records the decision and returns: a worker advances the
+	// run (agentctl worker).
+	Detach bool
 }
 
 // kind is the kind of pending call an action decides; "" for any.
@@ -127,7 +130,7 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 				ds = append(ds, &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
 			}
 		}
-		if v, err = e.record(ctx, g, run, ds, evs); err != nil {
+		if v, err = e.record(ctx, g, run, ds, evs, d.Detach); err != nil {
 			return nil, err
 		}
 	}
@@ -139,8 +142,12 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 
 // record stores decisions and, when this process thereby holds the run,
 // advances it, handing a finished child's outcome up its tree.
-func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, ds []*store.Decision, evs []store.Event) (*RunView, error) {
-	claimed, err := e.store.Decide(ctx, ds, e.lease, evs...)
+func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, ds []*store.Decision, evs []store.Event, detach bool) (*RunView, error) {
+	lease := e.lease
+	if detach {
+		lease = store.Lease{} // leave the run to a worker
+	}
+	claimed, err := e.store.Decide(ctx, ds, lease, evs...)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ type StartOptions struct {
 	RequireApproval bool
 	// Model, when set, replaces the agent's model for this run.
 	Model string
+	// Detach queues the run for a worker (agentctl worker) instead of
+	// advancing it here.
+	Detach bool
 }
 
 // Start creates a run of an agent and advances it until it completes,
@@ -57,6 +60,13 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 		Input:    opts.Input,
 		SpecHash: g.hash,
 		State:    st.encode(),
+	}
+	if opts.Detach {
+		r.Status = store.Queued
+		if err := e.store.CreateRun(ctx, r, g.snapshot, store.Lease{}); err != nil {
+			return nil, err
+		}
+		return view(r, nil, nil), nil
 	}
 	if err := e.store.CreateRun(ctx, r, g.snapshot, e.lease); err != nil {
 		return nil, err
@@ -376,3 +386,28 @@ func (e *Engine) failErr(ctx context.Context, r *store.Run, cause error) error {
 	e.emit([]store.Event{ev})
 	return nil
 }
+
+// Work claims one run a worker should advance (see store.ClaimWork) and
+// advances it as far as it goes; ok is false when there was none. agent,
+// when set, limits it to trees whose root runs that agent.
+func (e *Engine) Work(ctx context.Context, agent string) (v *RunView, ok bool, err error) {
+	r, err := e.store.ClaimWork(ctx, e.lease, agent)
+	if err != nil || r == nil {
+		return nil, false, err
+	}
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil {
+		// A run this build cannot continue: leave it to another.
+		_ = e.store.Release(context.WithoutCancel(ctx), e.lease, r.ID)
+		return nil, true, fmt.Errorf("work on run %s: %w", r.ID, err)
+	}
+	v, err = e.advanceTree(ctx, g, r)
+	if err != nil {
+		return nil, true, fmt.Errorf("work on run %s: %w", r.ID, err)
+	}
+	return v, true, nil
+}
+
+// Lease is the lease this engine holds runs with; its owner names the
+// process.
+func (e *Engine) Lease() store.Lease { return e.lease }

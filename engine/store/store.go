@@ -20,6 +20,7 @@ type Status string
 
 // Run statuses.
 const (
+	Queued    Status = "queued"    // started detached: waits for a worker
 	Running   Status = "running"   // a process is advancing it
 	Suspended Status = "suspended" // waiting for a human decision
 	Completed Status = "completed"
@@ -179,6 +180,33 @@ type Lease struct {
 	TTL   time.Duration // how long the lease lasts without renewal
 }
 
+// Worker is a long-running process advancing runs (agentctl worker).
+type Worker struct {
+	ID          string // its lease owner
+	Host        string
+	PID         int
+	Agent       string // the agent it is limited to; "" for all
+	Concurrency int
+	Started     time.Time
+	Seen        time.Time // its last heartbeat
+	Done        int       // runs it has advanced
+}
+
+// QueueStatus is the work and the workers of a database.
+type QueueStatus struct {
+	Workers []Worker
+	// Leases is how many runs live processes hold now.
+	Leases int
+	// Queued is how many runs wait for a worker: queued, decided
+	// detached, or left by a process that stopped.
+	Queued int
+	// OldestPending is when the oldest call still waiting for a human
+	// was made; zero when none waits.
+	OldestPending time.Time
+	// Pending is how many calls wait for a human.
+	Pending int
+}
+
 // Filter selects runs for List. Zero fields match everything.
 type Filter struct {
 	Status Status
@@ -191,7 +219,8 @@ type Filter struct {
 // by several goroutines and several processes.
 type Store interface {
 	// CreateRun stores a new run, held by lease, with the spec snapshot it
-	// runs on (stored once per distinct hash).
+	// runs on (stored once per distinct hash). A run created Queued, with
+	// a zero lease, waits for a worker (ClaimWork).
 	CreateRun(ctx context.Context, r *Run, spec []byte, lease Lease) error
 	// Run returns a run by its full id, or ErrNotFound.
 	Run(ctx context.Context, id string) (*Run, error)
@@ -264,7 +293,23 @@ type Store interface {
 	// advance the run; claimed reports that. A call that is not pending
 	// (or waits for another kind of decision) fails the whole batch with
 	// a *ConflictError.
+	//
+	// With a zero lease (a detached decision) the run is not claimed but
+	// marked as work for a worker.
 	Decide(ctx context.Context, ds []*Decision, lease Lease, ev ...Event) (claimed bool, err error)
+
+	// ClaimWork claims, for lease, one run a worker should advance: a
+	// queued run, a suspended run with decided calls (detached
+	// decisions), or a running run no live process holds. agent, when
+	// set, limits it to runs of trees whose root runs that agent. It
+	// returns nil when there is none. Of several workers, each claims a
+	// different run.
+	ClaimWork(ctx context.Context, lease Lease, agent string) (*Run, error)
+	// Beat records that a worker is alive; Gone that it stopped.
+	Beat(ctx context.Context, w Worker) error
+	Gone(ctx context.Context, workerID string) error
+	// Queue reports the work and the workers (agentctl status).
+	Queue(ctx context.Context) (*QueueStatus, error)
 
 	Close() error
 }

@@ -70,10 +70,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", name, classify(err))
 	}
 	d := sqlstore.Dialect{
-		Name:     "postgres",
-		Dollar:   true,
-		LockRun:  true,
-		Classify: classify,
+		Name:       "postgres",
+		Dollar:     true,
+		LockRun:    true,
+		SkipLocked: true,
+		Classify:   classify,
 		Notify: func(ctx context.Context, tx *sql.Tx, channel, runID string) error {
 			_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, "agentctl_"+channel, runID)
 			return err
@@ -228,6 +229,22 @@ var migrations = []string{
 		at     BIGINT NOT NULL
 	);
 	CREATE INDEX events_run ON events(run_id, id);`,
+
+	// Workers: runs decided detached wait for one; workers announce
+	// themselves.
+	`ALTER TABLE runs ADD COLUMN ready INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX runs_ready ON runs(ready) WHERE ready = 1;
+	CREATE INDEX runs_unfinished ON runs(status, updated_at) WHERE status IN ('queued', 'running');
+	CREATE TABLE workers (
+		id          TEXT PRIMARY KEY,
+		host        TEXT NOT NULL,
+		pid         INTEGER NOT NULL,
+		agent       TEXT NOT NULL DEFAULT '',
+		concurrency INTEGER NOT NULL,
+		started_at  BIGINT NOT NULL,
+		seen_at     BIGINT NOT NULL,
+		done        INTEGER NOT NULL DEFAULT 0
+	);`,
 }
 
 var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver

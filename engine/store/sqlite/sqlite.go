@@ -279,6 +279,21 @@ var migrations = []string{
 	`ALTER TABLE runs ADD COLUMN model_calls INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE runs ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE runs ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;`,
+
+	// Workers: runs decided detached wait for one; workers announce
+	// themselves.
+	`ALTER TABLE runs ADD COLUMN ready INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX runs_ready ON runs(ready) WHERE ready = 1;
+	CREATE TABLE workers (
+		id          TEXT PRIMARY KEY,
+		host        TEXT NOT NULL,
+		pid         INTEGER NOT NULL,
+		agent       TEXT NOT NULL DEFAULT '',
+		concurrency INTEGER NOT NULL,
+		started_at  INTEGER NOT NULL,
+		seen_at     INTEGER NOT NULL,
+		done        INTEGER NOT NULL DEFAULT 0
+	);`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -26,6 +26,9 @@ type Dialect struct {
 	// calls before changing it, so that they serialise per run (Postgres;
 	// SQLite's immediate transactions serialise all writers already).
 	LockRun bool
+	// SkipLocked makes workers skip runs another worker is claiming
+	// (FOR UPDATE SKIP LOCKED) instead of waiting for them.
+	SkipLocked bool
 	// Cache keeps prepared statements (SQLite, one connection; pgx
 	// caches its own per connection).
 	Cache bool

@@ -53,7 +53,7 @@ var checks = []struct {
 	name, query, detail string
 	status              string
 }{
-	{"run states", `SELECT id FROM runs WHERE status NOT IN ('running','suspended','completed','failed')`,
+	{"run states", `SELECT id FROM runs WHERE status NOT IN ('queued','running','suspended','completed','failed')`,
 		"runs with an unknown status", FindingError},
 	{"call states", `SELECT DISTINCT run_id FROM calls WHERE status NOT IN ('pending','approved','declined','executing','succeeded','failed','interrupted')`,
 		"runs with calls of an unknown status", FindingError},

@@ -55,12 +55,19 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 		if r.ParentID != "" {
 			parent = r.ParentID
 		}
+		var owner, expires any
+		if lease.Owner != "" {
+			owner, expires = lease.Owner, ms(now.Add(lease.TTL))
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
 			ms(now), ms(now), parent, r.ParentCall, r.RootID, string(path),
-			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, lease.Owner, ms(now.Add(lease.TTL)))
-		return err
+			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, owner, expires)
+		if err != nil || r.Status != store.Queued {
+			return err
+		}
+		return tx.notify(ctx, "work", r.ID)
 	})
 	if err != nil {
 		return fmt.Errorf("create run: %w", err)

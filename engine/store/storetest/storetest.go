@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,9 @@ func Run(t *testing.T, b Backend) {
 		{"Claim", testClaim},
 		{"Events", testEvents},
 		{"Trees", testTrees},
+		{"Work", testWork},
+		{"WorkRace", testWorkRace},
+		{"Workers", testWorkers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -585,5 +589,124 @@ func testTrees(e *env) {
 	}
 	if _, err := s.Settle(e.ctx, p2, store.Move{RunID: "01A", CallID: "call_1", To: store.CallFailed}); !errors.Is(err, store.ErrConflict) {
 		e.t.Errorf("settling twice: %v, want ErrConflict", err)
+	}
+}
+
+func testWork(e *env) {
+	s := e.handle()
+	w := store.Lease{Owner: "w1", TTL: time.Minute}
+	if r, err := s.ClaimWork(e.ctx, w, ""); err != nil || r != nil {
+		e.t.Fatalf("an empty queue: %v, %v", r, err)
+	}
+	// A queued run, created without a lease.
+	q := &store.Run{ID: "01Q", Agent: "oncall", Status: store.Queued, Input: "x", SpecHash: "h1", State: []byte(`{}`)}
+	if err := s.CreateRun(e.ctx, q, []byte("spec"), store.Lease{}); err != nil {
+		e.t.Fatal(err)
+	}
+	// A suspended run decided detached, and one decided by a process that
+	// claimed it (not work).
+	suspended(e, s, "01D", 1)
+	suspended(e, s, "01E", 1)
+	if claimed, err := s.Decide(e.ctx, []*store.Decision{{RunID: "01D", CallID: "call_1", Action: store.Approve, By: "a"}}, store.Lease{}); err != nil || claimed {
+		e.t.Fatalf("a detached decision: claimed=%v, %v", claimed, err)
+	}
+	if r, _ := s.Run(e.ctx, "01D"); r.Status != store.Suspended || r.Owner != "" {
+		e.t.Errorf("after a detached decision the run is %s held by %q", r.Status, r.Owner)
+	}
+	if _, err := s.Decide(e.ctx, []*store.Decision{{RunID: "01E", CallID: "call_1", Action: store.Approve, By: "a"}}, lease); err != nil {
+		e.t.Fatal(err)
+	}
+	// A run held by a live process is not work; one whose lease expired is.
+	newRun(e, s, "01L", store.Lease{Owner: "p9", TTL: 30 * time.Minute})
+	var got []string
+	for {
+		r, err := s.ClaimWork(e.ctx, w, "")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if r == nil {
+			break
+		}
+		if r.Status != store.Running || r.Owner != "w1" {
+			e.t.Errorf("claimed %s is %s held by %q", r.ID, r.Status, r.Owner)
+		}
+		got = append(got, r.ID)
+	}
+	slices.Sort(got)
+	if strings.Join(got, " ") != "01D 01Q" {
+		e.t.Errorf("claimed %v, want the queued run and the detached decision", got)
+	}
+	e.clock.add(time.Hour)
+	if r, err := s.ClaimWork(e.ctx, store.Lease{Owner: "w2", TTL: time.Minute}, "nope"); err != nil || r != nil {
+		e.t.Errorf("work for another agent: %v, %v", r, err)
+	}
+	r, err := s.ClaimWork(e.ctx, store.Lease{Owner: "w2", TTL: time.Minute}, "oncall")
+	if err != nil || r == nil {
+		e.t.Fatalf("runs whose lease expired are work: %v, %v", r, err)
+	}
+}
+
+func testWorkRace(e *env) {
+	const n = 20
+	s := e.handle()
+	for i := range n {
+		q := &store.Run{ID: fmt.Sprintf("01Q%02d", i), Agent: "oncall", Status: store.Queued, Input: "x", SpecHash: "h1", State: []byte(`{}`)}
+		if err := s.CreateRun(e.ctx, q, []byte("spec"), store.Lease{}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	claims := map[string]string{}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := e.handle()
+			l := store.Lease{Owner: fmt.Sprintf("w%d", w), TTL: time.Minute}
+			for {
+				r, err := h.ClaimWork(e.ctx, l, "")
+				if err != nil {
+					e.t.Error(err)
+					return
+				}
+				if r == nil {
+					return
+				}
+				mu.Lock()
+				if prev, ok := claims[r.ID]; ok {
+					e.t.Errorf("%s claimed by %s and %s", r.ID, prev, l.Owner)
+				}
+				claims[r.ID] = l.Owner
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(claims) != n {
+		e.t.Errorf("%d runs claimed, want %d", len(claims), n)
+	}
+}
+
+func testWorkers(e *env) {
+	s := e.handle()
+	w := store.Worker{ID: "w1", Host: "h", PID: 42, Concurrency: 2, Started: e.clock.now()}
+	if err := s.Beat(e.ctx, w); err != nil {
+		e.t.Fatal(err)
+	}
+	w.Done = 3
+	if err := s.Beat(e.ctx, w); err != nil {
+		e.t.Fatal(err)
+	}
+	suspended(e, s, "01A", 2)
+	q, err := s.Queue(e.ctx)
+	if err != nil || len(q.Workers) != 1 || q.Workers[0].Done != 3 || q.Pending != 2 || q.OldestPending.IsZero() {
+		e.t.Fatalf("queue %+v, %v", q, err)
+	}
+	if err := s.Gone(e.ctx, "w1"); err != nil {
+		e.t.Fatal(err)
+	}
+	if q, _ := s.Queue(e.ctx); len(q.Workers) != 0 {
+		e.t.Errorf("a gone worker is still listed: %+v", q.Workers)
 	}
 }

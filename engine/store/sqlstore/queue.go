@@ -1,0 +1,110 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// work is what ClaimWork looks for; its one parameter is now.
+const work = `((status = 'queued' AND owner IS NULL)
+	OR (status = 'running' AND (owner IS NULL OR lease_expires < ?))
+	OR (status = 'suspended' AND ready = 1 AND owner IS NULL))`
+
+// ClaimWork implements store.Store.
+func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*store.Run, error) {
+	now := s.now()
+	var id string
+	err := s.tx(ctx, func(tx *txn) error {
+		q := `SELECT id FROM runs WHERE ` + work
+		args := []any{ms(now)}
+		if agent != "" {
+			q += ` AND root_id IN (SELECT id FROM runs WHERE agent = ? AND parent_id IS NULL)`
+			args = append(args, agent)
+		}
+		q += ` ORDER BY updated_at, id LIMIT 1`
+		if s.d.SkipLocked {
+			q += ` FOR UPDATE SKIP LOCKED`
+		}
+		err := tx.QueryRowContext(ctx, q, args...).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			id = ""
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ?
+			WHERE id = ?`, lease.Owner, ms(now.Add(lease.TTL)), ms(now), id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim work: %w", err)
+	}
+	if id == "" {
+		return nil, nil
+	}
+	return s.Run(ctx, id)
+}
+
+// Beat implements store.Store.
+func (s *DB) Beat(ctx context.Context, w store.Worker) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO workers(id, host, pid, agent, concurrency, started_at, seen_at, done)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, done = excluded.done`,
+			w.ID, w.Host, w.PID, w.Agent, w.Concurrency, ms(w.Started), ms(now), w.Done)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("worker heartbeat: %w", err)
+	}
+	return nil
+}
+
+// Gone implements store.Store.
+func (s *DB) Gone(ctx context.Context, workerID string) error {
+	return s.tx(ctx, func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM workers WHERE id = ?`, workerID)
+		return err
+	})
+}
+
+// Queue implements store.Store.
+func (s *DB) Queue(ctx context.Context) (*store.QueueStatus, error) {
+	now := ms(s.now())
+	q := &store.QueueStatus{}
+	rows, err := s.query(ctx, `SELECT id, host, pid, agent, concurrency, started_at, seen_at, done FROM workers ORDER BY started_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("workers: %w", err)
+	}
+	for rows.Next() {
+		var w store.Worker
+		var started, seen int64
+		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Agent, &w.Concurrency, &started, &seen, &w.Done); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		w.Started, w.Seen = fromMS(started), fromMS(seen)
+		q.Workers = append(q.Workers, w)
+	}
+	rows.Close()
+	if err := s.queryRow(ctx, `SELECT count(*) FROM runs WHERE owner IS NOT NULL AND lease_expires >= ?`, now).Scan(&q.Leases); err != nil {
+		return nil, err
+	}
+	if err := s.queryRow(ctx, `SELECT count(*) FROM runs WHERE `+work, now).Scan(&q.Queued); err != nil {
+		return nil, err
+	}
+	var oldest sql.NullInt64
+	if err := s.queryRow(ctx, `SELECT count(*), min(created_at) FROM calls WHERE status IN ('pending', 'interrupted') AND kind != 'delegation'`).Scan(&q.Pending, &oldest); err != nil {
+		return nil, err
+	}
+	if oldest.Valid {
+		q.OldestPending = fromMS(oldest.Int64)
+	}
+	return q, nil
+}
