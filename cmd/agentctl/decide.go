@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -73,6 +74,7 @@ continues in this process, as with approve.`
 func addDecisionFlags(cmd *cobra.Command, d *engine.Decision) {
 	cmd.Flags().StringVar(&d.By, "as", "", "record the decision on behalf of NAME (default: the OS user)")
 	cmd.Flags().StringVar(&d.Reason, "reason", "", "why; kept in the audit trail (a decline's reason is told to the model)")
+	cmd.Flags().BoolVar(&d.Detach, "detach", false, "record the decision and return (exit 0): a worker advances the run (agentctl worker)")
 }
 
 // decide resolves the run id and carries out a decision.
@@ -87,5 +89,18 @@ func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.D
 	if err != nil {
 		return err
 	}
+	if d.Detach {
+		return a.detached(out, v, "decision recorded; a worker advances the run")
+	}
 	return a.finish(out, v)
+}
+
+// detached prints a run a detached command left for a worker; it exits
+// 0 whatever the run's status.
+func (a *app) detached(f *runFlags, v *engine.RunView, note string) error {
+	if f.out == "json" {
+		return writeJSON(a.stdout, v)
+	}
+	fmt.Fprintf(a.stdout, "run %s  %s  %s\n%s\n", v.RunID, v.Agent, v.Status, note)
+	return nil
 }

@@ -8,10 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/postgres"
 )
 
 func (a *app) eventsCmd() *cobra.Command {
 	var follow bool
+	var until store.Status
 	cmd := &cobra.Command{
 		Use:   "events RUNID [--follow]",
 		Short: "Print a run's events as JSON lines",
@@ -29,17 +32,27 @@ completes or fails.`,
 			if err != nil {
 				return err
 			}
-			return a.printEvents(ctx, e, id, follow)
+			return a.printEvents(ctx, e, id, follow, until)
 		},
 	}
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing until the run completes or fails")
+	cmd.Flags().StringVar((*string)(&until), "until", "", "with --follow, stop also when the run reaches `STATUS` (suspended, running)")
 	return cmd
 }
 
 // followPoll is how often --follow looks for new events.
 const followPoll = 200 * time.Millisecond
 
-func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, follow bool) error {
+func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, follow bool, until store.Status) error {
+	var wait waiter = poller{}
+	if follow {
+		w, closeWait, err := a.listen(ctx, postgres.ChannelEvents)
+		if err != nil {
+			return err
+		}
+		defer closeWait()
+		wait = w
+	}
 	var after int64
 	for {
 		evs, done, err := e.Events(ctx, id, after)
@@ -53,10 +66,18 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 		if !follow || done {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(followPoll):
+		if until != "" {
+			if v, err := e.Inspect(ctx, id); err == nil && v.Status == until {
+				return nil
+			}
+		}
+		// On PostgreSQL a notification wakes us (any run's: look again);
+		// the timeout is the poll on SQLite and a safety net.
+		if _, err := wait.Wait(ctx, followPoll); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
 	}
 }

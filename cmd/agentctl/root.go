@@ -106,6 +106,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.testCmd(),
 		a.schemaCmd(),
 		a.doctorCmd(),
+		a.workerCmd(),
+		a.statusCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

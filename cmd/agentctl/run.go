@@ -13,11 +13,11 @@ import (
 
 func (a *app) runCmd() *cobra.Command {
 	var (
-		files           []string
-		input           string
-		requireApproval bool
-		modelName       string
-		out             runFlags
+		files                   []string
+		input                   string
+		requireApproval, detach bool
+		modelName               string
+		out                     runFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run AGENT -f FILE|DIR... [--input TEXT]",
@@ -57,7 +57,10 @@ snapshot of the spec: editing the files later does not change it.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName})
+			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach})
+			if err == nil && detach {
+				return a.detached(&out, v, "queued; a worker runs it (agentctl worker)")
+			}
 			if err != nil {
 				return err
 			}
@@ -68,6 +71,7 @@ snapshot of the spec: editing the files later does not change it.`,
 	cmd.Flags().StringVar(&input, "input", "", "the user's message (default: standard input)")
 	cmd.Flags().BoolVar(&requireApproval, "require-approval", false, "every tool call of this run waits for a human")
 	cmd.Flags().StringVar(&modelName, "model", "", "use the spec's model `NAME` instead of the agent's, for this run")
+	cmd.Flags().BoolVar(&detach, "detach", false, "queue the run and return (exit 0): a worker runs it (agentctl worker)")
 	out.add(cmd)
 	return cmd
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+const statusHelp = `Show the workers alive, the runs live processes hold (leases), the
+queue (runs waiting for a worker), and the calls waiting for a human with
+the oldest of them.
+
+A worker is alive if it renewed its heartbeat within its lease.
+
+Examples:
+  agentctl status
+  agentctl status --db postgres://agentctl@db/agentctl -o json`
+
+// statusView is agentctl status -o json.
+type statusView struct {
+	Workers       []workerView `json:"workers"`
+	Leases        int          `json:"leases"`
+	Queued        int          `json:"queued"`
+	Pending       int          `json:"pending"`
+	OldestPending *time.Time   `json:"oldestPending,omitempty"`
+}
+
+type workerView struct {
+	store.Worker
+	Alive bool `json:"alive"`
+}
+
+func (a *app) statusCmd() *cobra.Command {
+	var out format
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show workers, leases, the queue and the oldest pending approval",
+		Long:  statusHelp,
+		Args:  argsCheck(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			q, err := db.Queue(cmd.Context())
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			v := statusView{Workers: []workerView{}, Leases: q.Leases, Queued: q.Queued, Pending: q.Pending}
+			if !q.OldestPending.IsZero() {
+				v.OldestPending = &q.OldestPending
+			}
+			alive := 0
+			for _, w := range q.Workers {
+				// A worker beats three times a lease; two missed beats and
+				// a half mean it is gone.
+				wv := workerView{Worker: w, Alive: now.Sub(w.Seen) < 90*time.Second}
+				if wv.Alive {
+					alive++
+				}
+				v.Workers = append(v.Workers, wv)
+			}
+			if out == "json" {
+				return writeJSON(a.stdout, v)
+			}
+			fmt.Fprintf(a.stdout, "workers  %d alive\n", alive)
+			for _, w := range v.Workers {
+				state := "alive"
+				if !w.Alive {
+					state = "gone (no heartbeat since " + stamp(w.Seen) + ")"
+				}
+				agent := w.Agent
+				if agent == "" {
+					agent = "all agents"
+				}
+				fmt.Fprintf(a.stdout, "  %s  %s pid %d  %s  concurrency %d  %d runs  since %s  %s\n",
+					w.ID, w.Host, w.PID, agent, w.Concurrency, w.Done, stamp(w.Started), state)
+			}
+			fmt.Fprintf(a.stdout, "leases   %d runs held\n", v.Leases)
+			fmt.Fprintf(a.stdout, "queue    %d runs waiting for a worker\n", v.Queued)
+			if v.OldestPending != nil {
+				fmt.Fprintf(a.stdout, "pending  %d calls waiting for a human, the oldest since %s (%s)\n",
+					v.Pending, stamp(*v.OldestPending), now.Sub(*v.OldestPending).Round(time.Second))
+			} else {
+				fmt.Fprintln(a.stdout, "pending  no call waits for a human")
+			}
+			return nil
+		},
+	}
+	addFormatFlag(cmd, &out)
+	return cmd
+}
