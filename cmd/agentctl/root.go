@@ -108,6 +108,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.doctorCmd(),
 		a.workerCmd(),
 		a.statusCmd(),
+		a.migrateCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine/store/postgres"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
+)
+
+const migrateHelp = `Copy every run, call, decision, event and spec snapshot from a SQLite
+database to a PostgreSQL one (the target's schema is created or brought up
+to date first), keeping run ids and the order of events, then verify the
+counts. Rows the target already has are left alone, so migrate is safe to
+run again, for instance after runs were added to the SQLite file
+meanwhile. Stop the processes using the SQLite file first, or runs they
+advance later are not copied.
+
+Examples:
+  agentctl migrate --from ~/.local/state/agentctl/agentctl.db --to postgres://agentctl@db/agentctl
+  agentctl migrate --from ops.db --to "$AGENTCTL_PG" -o json`
+
+func (a *app) migrateCmd() *cobra.Command {
+	var from, to string
+	var out format
+	cmd := &cobra.Command{
+		Use:   "migrate --from PATH.db --to postgres://...",
+		Short: "Copy a SQLite database into PostgreSQL",
+		Long:  migrateHelp,
+		Args:  argsCheck(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			switch {
+			case from == "" || to == "":
+				return usageErr(errors.New("migrate needs --from PATH.db and --to postgres://..."))
+			case postgres.IsURL(from):
+				return usageErr(errors.New("--from: a SQLite file, not a postgres:// URL"))
+			case !postgres.IsURL(to):
+				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL", to))
+			}
+			src, err := openDB(ctx, from, false)
+			if err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			defer src.Close()
+			dst, err := openDB(ctx, to, false)
+			if err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			defer dst.Close()
+			copied, err := sqlstore.Copy(ctx, src, dst)
+			if out == "json" {
+				if werr := writeJSON(a.stdout, copied); werr != nil {
+					return werr
+				}
+			} else {
+				for _, c := range copied {
+					fmt.Fprintf(a.stdout, "%-9s  %6d in the source  %6d copied  %6d already there  %6d in the target\n",
+						c.Table, c.Source, c.Copied, c.Present, c.Target)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("migrate %s to %s: %w", from, dst.Path(), err)
+			}
+			if out != "json" {
+				fmt.Fprintf(a.stdout, "verified: every row of %s is in %s\n", from, dst.Path())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the SQLite database `PATH` to copy")
+	cmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database `URL` to copy into")
+	addFormatFlag(cmd, &out)
+	return cmd
+}
