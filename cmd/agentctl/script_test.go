@@ -121,6 +121,7 @@ func TestScripts(t *testing.T) {
 	defer pgMu.Unlock()
 	if pgSrv != nil {
 		pgSrv.Stop()
+		pgSrv = nil
 	}
 }
 

@@ -144,15 +144,21 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 	log.Info("worker started", "worker", w.ID, "db", db.Path(), "backend", db.Dialect(), "agent", f.agent, "concurrency", f.concurrency)
 
 	// Wake-ups fan out: one goroutine waits on the database, the workers
-	// wait on it.
+	// wait on it. Both helpers stop, and are waited for, before the
+	// listener closes.
 	wake := make(chan struct{}, f.concurrency)
 	var busy atomic.Int64
+	hctx, stopHelpers := context.WithCancel(ctx)
+	var helpers sync.WaitGroup
+	defer func() { stopHelpers(); helpers.Wait() }()
+	helpers.Add(2)
 	go func() {
+		defer helpers.Done()
 		t := time.NewTicker(f.lease / 3)
 		defer t.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-hctx.Done():
 				return
 			case <-t.C:
 				beat()
@@ -160,11 +166,12 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 		}
 	}()
 	go func() {
-		for ctx.Err() == nil {
-			if _, err := wait.Wait(ctx, f.poll); err != nil {
-				if ctx.Err() == nil {
+		defer helpers.Done()
+		for hctx.Err() == nil {
+			if _, err := wait.Wait(hctx, f.poll); err != nil {
+				if hctx.Err() == nil {
 					log.Error("waiting for work failed", "err", err)
-					poller{}.Wait(ctx, f.poll)
+					poller{}.Wait(hctx, f.poll)
 				}
 				continue
 			}
@@ -217,6 +224,8 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 		}()
 	}
 	wg.Wait()
+	stopHelpers()
+	helpers.Wait()
 	beat()
 	if err := db.Gone(context.WithoutCancel(ctx), w.ID); err != nil {
 		log.Warn("unregister failed", "err", err)
