@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/postgres"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
 	"github.com/agentctl/agentctl/spec"
 )
@@ -211,31 +213,43 @@ func BenchmarkRunToSuspension(b *testing.B) {
 }
 
 // BenchmarkThroughput runs perfSpec to suspension as fast as it goes from
-// 1 and from 4 processes sharing a database, and, from one process, the
-// storage floor; it reports runs per second for each.
+// 1, 4 and 8 processes sharing a database, on SQLite and on PostgreSQL,
+// and, from one process, the SQLite storage floor; it reports runs per
+// second for each.
 func BenchmarkThroughput(b *testing.B) {
-	for _, procs := range []int{1, 4} {
-		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
-			const perProc = 300
-			path := filepath.Join(b.TempDir(), "t.db")
-			db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			db.Close()
-			var rate, floor float64
-			for i := 0; i < b.N; i++ {
-				rate += benchChildren(b, "runs", path, procs, perProc)
-				if procs == 1 {
-					floor += benchChildren(b, "floor", filepath.Join(b.TempDir(), "f.db"), 1, perProc)
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, procs := range []int{1, 4, 8} {
+			b.Run(fmt.Sprintf("%s/procs=%d", backend, procs), func(b *testing.B) {
+				const perProc = 200
+				var path string
+				if backend == "postgres" {
+					dsn, err := newPGDatabase(fmt.Sprintf("throughput%d", procs))
+					if err != nil {
+						b.Skip("postgres:", err)
+					}
+					path = dsn
+				} else {
+					path = filepath.Join(b.TempDir(), "t.db")
 				}
-			}
-			b.ReportMetric(rate/float64(b.N), "runs/s")
-			if procs == 1 {
-				b.ReportMetric(floor/float64(b.N), "floor-runs/s")
-				b.ReportMetric(rate/floor, "ratio")
-			}
-		})
+				db, err := openDB(context.Background(), path, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				db.Close()
+				var rate, floor float64
+				for i := 0; i < b.N; i++ {
+					rate += benchChildren(b, "runs", path, procs, perProc)
+					if procs == 1 && backend == "sqlite" {
+						floor += benchChildren(b, "floor", filepath.Join(b.TempDir(), "f.db"), 1, perProc)
+					}
+				}
+				b.ReportMetric(rate/float64(b.N), "runs/s")
+				if floor > 0 {
+					b.ReportMetric(floor/float64(b.N), "floor-runs/s")
+					b.ReportMetric(rate/floor, "ratio")
+				}
+			})
+		}
 	}
 }
 
@@ -284,7 +298,7 @@ func benchChild() int {
 	var loop func() error
 	switch os.Args[1] {
 	case "runs":
-		db, err := sqlite.Open(ctx, os.Args[2], sqlite.Options{})
+		db, err := openDB(ctx, os.Args[2], false)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -490,4 +504,119 @@ func BenchmarkListSuspended(b *testing.B) {
 	b.ReportMetric(float64(tl.Microseconds())/float64(b.N), "list-us")
 	b.ReportMetric(float64(tb.Microseconds())/float64(b.N), "bare-us")
 	b.ReportMetric(float64(tl)/float64(tb), "ratio")
+}
+
+// execTimer is a Store that notes when a call starts executing.
+type execTimer struct {
+	store.Store
+	at chan time.Time
+}
+
+func (s *execTimer) MoveCall(ctx context.Context, l store.Lease, m store.Move, ev ...store.Event) error {
+	err := s.Store.MoveCall(ctx, l, m, ev...)
+	if err == nil && m.To == store.CallExecuting {
+		select {
+		case s.at <- time.Now():
+		default:
+		}
+	}
+	return err
+}
+
+// BenchmarkWorkerWakeup (PostgreSQL): a worker waiting on LISTEN, woken
+// by the NOTIFY a detached approval sends, from its wake-up to the start
+// of the approved call's execution (claim, load, ledger transition);
+// against a bare LISTEN/NOTIFY round trip between two connections,
+// alternately. It reports medians and 99th percentiles.
+func BenchmarkWorkerWakeup(b *testing.B) {
+	ctx := context.Background()
+	dsn, err := newPGDatabase("wakeup")
+	if err != nil {
+		b.Skip("postgres:", err)
+	}
+	open := func() *postgres.DB {
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return db
+	}
+	db, wdb := open(), open()
+	defer db.Close()
+	defer wdb.Close()
+	rec := &execTimer{Store: wdb, at: make(chan time.Time, 1)}
+	worker := engine.New(rec, engine.Config{})
+	listen := func(channel string) *postgres.Listener {
+		l, err := postgres.Listen(ctx, dsn, channel)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return l
+	}
+	wl, bare := listen(postgres.ChannelWork), listen("agentctl_bench")
+	defer wl.Close()
+	defer bare.Close()
+
+	// The worker: wake, note when, work until nothing is left.
+	woke := make(chan time.Time, 1)
+	finished := make(chan struct{}, 1)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for wctx.Err() == nil {
+			p, err := wl.Wait(wctx, time.Second)
+			if err != nil || p == "" {
+				continue
+			}
+			woke <- time.Now()
+			for {
+				_, ok, err := worker.Work(wctx, "")
+				if err != nil || !ok {
+					break
+				}
+			}
+			finished <- struct{}{}
+		}
+	}()
+	defer func() { stop(); <-done }()
+
+	e, g := engine.New(db, engine.Config{}), perfGraph(b)
+	var wake, rt []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v, err := e.Start(ctx, g, engine.StartOptions{Agent: "oncall", Input: "nginx is down"})
+		if err != nil || v.Status != store.Suspended {
+			b.Fatalf("%v %v", v, err)
+		}
+		if _, err := e.Decide(ctx, engine.Decision{RunID: v.RunID, Action: store.Approve, OSUser: "bench", Detach: true}); err != nil {
+			b.Fatal(err)
+		}
+		t0 := <-woke
+		t1 := <-rec.at
+		<-finished
+		wake = append(wake, t1.Sub(t0))
+
+		s := time.Now()
+		if _, err := db.SQL().ExecContext(ctx, `SELECT pg_notify('agentctl_bench', 'x')`); err != nil {
+			b.Fatal(err)
+		}
+		if p, err := bare.Wait(ctx, 5*time.Second); err != nil || p != "x" {
+			b.Fatalf("bare round trip: %q %v", p, err)
+		}
+		rt = append(rt, time.Since(s))
+	}
+	b.StopTimer()
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+	b.ReportMetric(us(quantile(wake, 0.5)), "wake-us")
+	b.ReportMetric(us(quantile(wake, 0.99)), "wake-p99-us")
+	b.ReportMetric(us(quantile(rt, 0.5)), "notify-us")
+	b.ReportMetric(us(quantile(rt, 0.99)), "notify-p99-us")
+	b.ReportMetric(float64(quantile(wake, 0.5))/float64(quantile(rt, 0.5)), "ratio")
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }

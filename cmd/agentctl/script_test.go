@@ -136,20 +136,28 @@ func pgserver(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: pgserver NAME")
 	}
+	dsn, err := newPGDatabase(filepath.Base(ts.Getenv("WORK")))
+	if err != nil {
+		ts.Fatalf("postgres: %v", err)
+	}
+	ts.Setenv(args[0], dsn)
+}
+
+// newPGDatabase creates a database on the shared server, starting it
+// first if need be.
+func newPGDatabase(name string) (string, error) {
 	pgMu.Lock()
 	if pgSrv == nil {
 		srv, err := pgtest.Start()
 		if err != nil {
 			pgMu.Unlock()
-			ts.Fatalf("postgres: %v", err)
+			return "", err
 		}
 		pgSrv = srv
 	}
 	srv := pgSrv
 	pgMu.Unlock()
-	dsn, err := srv.NewDB(context.Background(), filepath.Base(ts.Getenv("WORK")))
-	ts.Check(err)
-	ts.Setenv(args[0], dsn)
+	return srv.NewDB(context.Background(), name)
 }
 
 // testCmds are scriptCmds plus the servers the project's own scenarios

@@ -75,10 +75,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		LockRun:    true,
 		SkipLocked: true,
 		Classify:   classify,
-		Notify: func(ctx context.Context, tx *sql.Tx, channel, runID string) error {
-			_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, "agentctl_"+channel, runID)
-			return err
-		},
 	}
 	return sqlstore.New(db, d, opts.Now, name, version, len(migrations)), nil
 }
@@ -244,7 +240,25 @@ var migrations = []string{
 		started_at  BIGINT NOT NULL,
 		seen_at     BIGINT NOT NULL,
 		done        INTEGER NOT NULL DEFAULT 0
-	);`,
+	);
+	-- Notifications are sent by the database itself, when the transaction
+	-- that makes work or events commits: no extra round trip.
+	CREATE FUNCTION agentctl_notify_work() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM pg_notify('agentctl_work', NEW.id);
+		RETURN NULL;
+	END $$;
+	CREATE TRIGGER runs_queued AFTER INSERT ON runs FOR EACH ROW
+		WHEN (NEW.status = 'queued') EXECUTE FUNCTION agentctl_notify_work();
+	CREATE TRIGGER runs_ready AFTER UPDATE OF ready ON runs FOR EACH ROW
+		WHEN (NEW.ready = 1 AND OLD.ready = 0) EXECUTE FUNCTION agentctl_notify_work();
+	CREATE FUNCTION agentctl_notify_events() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM pg_notify('agentctl_events', e.run_id) FROM (SELECT DISTINCT run_id FROM new_events) e;
+		RETURN NULL;
+	END $$;
+	CREATE TRIGGER events_notify AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
+		FOR EACH STATEMENT EXECUTE FUNCTION agentctl_notify_events();`,
 }
 
 var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver

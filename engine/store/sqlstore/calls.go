@@ -234,19 +234,7 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
 		strings.Repeat(", (?, ?, ?, ?)", len(evs)-1), args...)
-	if err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, e := range evs {
-		if !seen[e.RunID] {
-			seen[e.RunID] = true
-			if err := tx.notify(ctx, "events", e.RunID); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // MoveCall implements store.Store.
@@ -299,10 +287,8 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 			return err
 		}
 		if lease.Owner == "" { // detached: work for a worker
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET ready = 1, updated_at = ? WHERE id = ?`, ms(now), runID); err != nil {
-				return err
-			}
-			return tx.notify(ctx, "work", runID)
+			_, err := tx.ExecContext(ctx, `UPDATE runs SET ready = 1, updated_at = ? WHERE id = ?`, ms(now), runID)
+			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ?
 			WHERE id = ? AND status IN ('suspended', 'running') AND (owner IS NULL OR lease_expires < ?)`,

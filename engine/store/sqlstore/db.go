@@ -37,9 +37,6 @@ type Dialect struct {
 	// Integrity runs the backend's own consistency check and returns the
 	// problems found (none: healthy).
 	Integrity func(context.Context, *sql.DB) ([]string, error)
-	// Notify, when set, runs in a transaction that made work for workers
-	// (a run queued or decided without being claimed) or added events.
-	Notify func(ctx context.Context, tx *sql.Tx, channel, runID string) error
 	// Journal describes the journal (doctor).
 	Journal func(context.Context, *sql.DB) string
 }
@@ -140,15 +137,6 @@ func (t *txn) lockRun(ctx context.Context, runID string) error {
 	}
 	_, err := t.tx.ExecContext(ctx, t.s.rebind(`SELECT 1 FROM runs WHERE id = ? FOR UPDATE`), runID)
 	return err
-}
-
-// notify tells listeners, within the transaction, that a run has work
-// (channel work) or events (channel events).
-func (t *txn) notify(ctx context.Context, channel, runID string) error {
-	if t.s.d.Notify == nil {
-		return nil
-	}
-	return t.s.d.Notify(ctx, t.tx, channel, runID)
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

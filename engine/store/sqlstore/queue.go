@@ -14,40 +14,30 @@ const work = `((status = 'queued' AND owner IS NULL)
 	OR (status = 'running' AND (owner IS NULL OR lease_expires < ?))
 	OR (status = 'suspended' AND ready = 1 AND owner IS NULL))`
 
-// ClaimWork implements store.Store.
+// ClaimWork implements store.Store. It is one statement: the claim is
+// atomic without a transaction around it, and costs one round trip.
 func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*store.Run, error) {
 	now := s.now()
-	var id string
-	err := s.tx(ctx, func(tx *txn) error {
-		q := `SELECT id FROM runs WHERE ` + work
-		args := []any{ms(now)}
-		if agent != "" {
-			q += ` AND root_id IN (SELECT id FROM runs WHERE agent = ? AND parent_id IS NULL)`
-			args = append(args, agent)
-		}
-		q += ` ORDER BY updated_at, id LIMIT 1`
-		if s.d.SkipLocked {
-			q += ` FOR UPDATE SKIP LOCKED`
-		}
-		err := tx.QueryRowContext(ctx, q, args...).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			id = ""
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ?
-			WHERE id = ?`, lease.Owner, ms(now.Add(lease.TTL)), ms(now), id)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("claim work: %w", err)
+	pick := `SELECT id FROM runs WHERE ` + work
+	args := []any{lease.Owner, ms(now.Add(lease.TTL)), ms(now), ms(now)}
+	if agent != "" {
+		pick += ` AND root_id IN (SELECT id FROM runs WHERE agent = ? AND parent_id IS NULL)`
+		args = append(args, agent)
 	}
-	if id == "" {
+	pick += ` ORDER BY updated_at, id LIMIT 1`
+	if s.d.SkipLocked {
+		pick += ` FOR UPDATE SKIP LOCKED`
+	}
+	r, err := scanRun(s.queryRow(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ?
+		WHERE id = (`+pick+`) RETURNING `+runCols, args...))
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	return s.Run(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("claim work: %w", s.Classify(err))
+	}
+	r.Owner, r.Expires = lease.Owner, fromMS(ms(now.Add(lease.TTL)))
+	return r, nil
 }
 
 // Beat implements store.Store.

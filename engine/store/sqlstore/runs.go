@@ -64,10 +64,7 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
 			ms(now), ms(now), parent, r.ParentCall, r.RootID, string(path),
 			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, owner, expires)
-		if err != nil || r.Status != store.Queued {
-			return err
-		}
-		return tx.notify(ctx, "work", r.ID)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("create run: %w", err)
