@@ -88,8 +88,8 @@ func (s *DB) Pending(ctx context.Context, runIDs []string) (map[string][]*store.
 // TreePending implements store.Store.
 func (s *DB) TreePending(ctx context.Context, rootID string) ([]*store.Call, error) {
 	cs, err := queryCalls(ctx, reader{s}, `SELECT `+callCols+` FROM calls
-		WHERE status IN ('pending', 'interrupted') AND kind != 'delegation' AND run_id IN (SELECT id FROM runs WHERE root_id = ?)
-		ORDER BY created_at, run_id, seq`, rootID)
+		WHERE status IN ('pending', 'interrupted') AND kind != 'delegation' AND run_id IN (SELECT id FROM runs WHERE id = ? OR root_id = ?)
+		ORDER BY created_at, run_id, seq`, rootID, rootID)
 	if err != nil {
 		return nil, fmt.Errorf("pending calls of tree %s: %w", rootID, err)
 	}

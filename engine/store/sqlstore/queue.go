@@ -21,7 +21,7 @@ func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*s
 	pick := `SELECT id FROM runs WHERE ` + work
 	args := []any{lease.Owner, ms(now.Add(lease.TTL)), ms(now), ms(now)}
 	if agent != "" {
-		pick += ` AND root_id IN (SELECT id FROM runs WHERE agent = ? AND parent_id IS NULL)`
+		pick += ` AND COALESCE(root_id, id) IN (SELECT id FROM runs WHERE agent = ? AND parent_id IS NULL)`
 		args = append(args, agent)
 	}
 	pick += ` ORDER BY updated_at, id LIMIT 1`

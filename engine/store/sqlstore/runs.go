@@ -22,15 +22,22 @@ type scanner interface{ Scan(...any) error }
 func scanRun(sc scanner, extra ...any) (*store.Run, error) {
 	var r store.Run
 	var created, updated int64
-	var parent sql.NullString
+	var parent, root sql.NullString
 	var path string
 	err := sc.Scan(append([]any{&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated,
-		&parent, &r.ParentCall, &r.RootID, &path, &r.Usage.ModelCalls, &r.Usage.InputTokens, &r.Usage.OutputTokens}, extra...)...)
+		&parent, &r.ParentCall, &root, &path, &r.Usage.ModelCalls, &r.Usage.InputTokens, &r.Usage.OutputTokens}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
-	r.ParentID = parent.String
-	if err := json.Unmarshal([]byte(path), &r.Path); err != nil {
+	// A root run stores neither its root (itself) nor its path (its
+	// agent): a suspended run's bytes are mostly per-run overhead.
+	r.ParentID, r.RootID = parent.String, root.String
+	if r.RootID == "" {
+		r.RootID = r.ID
+	}
+	if path == "" || path == "[]" {
+		r.Path = []string{r.Agent}
+	} else if err := json.Unmarshal([]byte(path), &r.Path); err != nil {
 		return nil, fmt.Errorf("run %s: path: %w", r.ID, err)
 	}
 	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
@@ -51,9 +58,15 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 			r.Path = []string{r.Agent}
 		}
 		path, _ := json.Marshal(r.Path)
-		var parent any
+		if len(r.Path) == 1 && r.Path[0] == r.Agent {
+			path = nil
+		}
+		var parent, root any
 		if r.ParentID != "" {
 			parent = r.ParentID
+		}
+		if r.RootID != r.ID {
+			root = r.RootID
 		}
 		var owner, expires any
 		if lease.Owner != "" {
@@ -62,7 +75,7 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
-			ms(now), ms(now), parent, r.ParentCall, r.RootID, string(path),
+			ms(now), ms(now), parent, r.ParentCall, root, string(path),
 			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, owner, expires)
 		return err
 	})
@@ -160,7 +173,7 @@ func (s *DB) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
 
 // Tree implements store.Store.
 func (s *DB) Tree(ctx context.Context, rootID string) ([]*store.Run, error) {
-	rows, err := s.query(ctx, `SELECT `+runCols+` FROM runs WHERE root_id = ? ORDER BY id = root_id DESC, id`, rootID)
+	rows, err := s.query(ctx, `SELECT `+runCols+` FROM runs WHERE id = ? OR root_id = ? ORDER BY parent_id IS NULL DESC, id`, rootID, rootID)
 	if err != nil {
 		return nil, fmt.Errorf("tree of run %s: %w", rootID, err)
 	}
