@@ -50,7 +50,7 @@ demo: build
 	code=$$?; echo "(exit $$code: suspended, waiting for a human)"; test $$code -eq 3
 	@id=$$($(BIN) --db $(DEMO_DB) list --status suspended -o json | sed -n 's/^    "runId": "\([0-9A-Z]*\)".*/\1/p' | head -1); \
 	echo "$$ agentctl approve $$id --as alice --reason \"ticket CHG-42\""; \
-	$(BIN) --db $(DEMO_DB) approve $$id --as alice --reason "ticket CHG-42" && \
+	AGENTCTL_DELEGATES=$$(id -un) $(BIN) --db $(DEMO_DB) approve $$id --as alice --reason "ticket CHG-42" && \
 	echo "$$ agentctl show $$id" && $(BIN) --db $(DEMO_DB) show $$id
 	@echo
 	@echo '# A supervisor tree: the approval of a sub-agent surfaces at the root.'
@@ -60,7 +60,7 @@ demo: build
 	code=$$?; echo "(exit $$code: suspended, waiting for a human)"; test $$code -eq 3
 	@id=$$($(BIN) --db $(DEMO_DB) list --agent incident --status suspended -o json | sed -n 's/^    "runId": "\([0-9A-Z]*\)".*/\1/p' | head -1); \
 	echo "$$ agentctl approve $$id --as alice"; \
-	$(BIN) --db $(DEMO_DB) approve $$id --as alice && \
+	AGENTCTL_DELEGATES=$$(id -un) $(BIN) --db $(DEMO_DB) approve $$id --as alice && \
 	echo "$$ agentctl show $$id --tree" && $(BIN) --db $(DEMO_DB) show $$id --tree
 
 clean:

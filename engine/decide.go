@@ -86,6 +86,23 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if d.By == "" {
 		d.By = d.OSUser
 	}
+	// The approver policy of the run's spec snapshot, for every call
+	// before any is decided: a refused attempt is recorded and changes
+	// nothing else.
+	for _, runID := range runsOf(targets) {
+		run := t.runs[runID]
+		var mine []*store.Call
+		for _, c := range targets {
+			if c.RunID == runID {
+				mine = append(mine, c)
+			}
+		}
+		for _, c := range mine {
+			if why := e.check(g, run, t.root.StartedBy, c, d); why != "" {
+				return nil, e.refuse(ctx, runID, mine, d, why)
+			}
+		}
+	}
 	var v *RunView
 	for _, runID := range runsOf(targets) {
 		run := t.runs[runID]
@@ -99,7 +116,8 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 			if c.RunID != runID {
 				continue
 			}
-			rec := &store.Decision{RunID: run.ID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason, ArgsBefore: c.Args}
+			rec := &store.Decision{RunID: run.ID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason, ArgsBefore: c.Args,
+				Needed: c.Needed}
 			switch d.Action {
 			case store.Approve:
 				if d.Args != nil {
@@ -131,6 +149,17 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 			}
 		}
 		if v, err = e.record(ctx, g, run, ds, evs, d.Detach); err != nil {
+			var fe *store.ForbiddenError
+			if errors.As(err, &fe) {
+				// Refused in the store (the same approver twice): record it.
+				var mine []*store.Call
+				for _, c := range targets {
+					if c.RunID == runID && c.ID == fe.CallID {
+						mine = append(mine, c)
+					}
+				}
+				return nil, e.refuse(ctx, runID, mine, d, fe.Reason)
+			}
 			return nil, err
 		}
 	}

@@ -41,6 +41,7 @@ func (e *Engine) delegate(ctx context.Context, g *Graph, a, sub *agentNode, r *s
 		ParentCall: c.ID,
 		RootID:     r.RootID,
 		Path:       append(append([]string(nil), r.Path...), sub.spec.Name),
+		StartedBy:  r.StartedBy,
 	}
 	if err := e.store.CreateRun(ctx, child, g.snapshot, e.lease); err != nil {
 		return err

@@ -35,6 +35,13 @@ type Config struct {
 	// while the model speaks, before the step that holds them is stored;
 	// the stored log keeps one text-delta per step with the whole text.
 	OnEvent func(store.Event)
+	// Delegates are OS users allowed to decide on behalf of others (--as)
+	// for every spec, besides each spec's policy.delegates
+	// (AGENTCTL_DELEGATES).
+	Delegates []string
+	// Groups returns the OS groups of a user, for approvers such as
+	// group:sre; default: the system's (os/user).
+	Groups func(user string) ([]string, error)
 }
 
 // Engine runs agents on a Store.
@@ -45,6 +52,9 @@ type Engine struct {
 	now     func() time.Time
 	onEvent func(store.Event)
 	emitMu  sync.Mutex // serialises onEvent
+
+	delegates []string
+	groups    func(string) ([]string, error)
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
@@ -61,6 +71,9 @@ func New(st store.Store, cfg Config) *Engine {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Groups == nil {
+		cfg.Groups = groupsOf
+	}
 	host, _ := os.Hostname()
 	var tok [6]byte
 	rand.Read(tok[:])
@@ -70,7 +83,10 @@ func New(st store.Store, cfg Config) *Engine {
 		lease:   store.Lease{Owner: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(tok[:])), TTL: cfg.LeaseTTL},
 		now:     cfg.Now,
 		onEvent: cfg.OnEvent,
-		graphs:  map[string]*Graph{},
+
+		delegates: cfg.Delegates,
+		groups:    cfg.Groups,
+		graphs:    map[string]*Graph{},
 	}
 }
 

@@ -95,6 +95,9 @@ func (e *Engine) gate(ctx context.Context, a *agentNode, st *state, r *store.Run
 		c.Status, c.Kind = store.CallPending, store.KindApproval
 		c.Gate = "required by " + strings.Join(why, ", ")
 		c.Deadline = e.deadline(a, t)
+		if t.spec.Approvals > 1 {
+			c.Needed = t.spec.Approvals
+		}
 	}
 	return c
 }

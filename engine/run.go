@@ -27,6 +27,8 @@ type StartOptions struct {
 	// Detach queues the run for a worker (agentctl worker) instead of
 	// advancing it here.
 	Detach bool
+	// StartedBy is the OS user starting the run (separateDuties).
+	StartedBy string
 }
 
 // Start creates a run of an agent and advances it until it completes,
@@ -54,12 +56,13 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 	}
 	st.Messages = append(st.Messages, message{Role: "user", Text: opts.Input})
 	r := &store.Run{
-		ID:       e.newRunID(),
-		Agent:    opts.Agent,
-		Status:   store.Running,
-		Input:    opts.Input,
-		SpecHash: g.hash,
-		State:    st.encode(),
+		ID:        e.newRunID(),
+		Agent:     opts.Agent,
+		Status:    store.Running,
+		Input:     opts.Input,
+		SpecHash:  g.hash,
+		State:     st.encode(),
+		StartedBy: opts.StartedBy,
 	}
 	if opts.Detach {
 		r.Status = store.Queued

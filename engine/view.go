@@ -45,6 +45,9 @@ type PendingView struct {
 	Payload      json.RawMessage `json:"payload,omitempty"`      // what a suspended call shows
 	ResumeSchema json.RawMessage `json:"resumeSchema,omitempty"` // what its resume data must satisfy
 	Deadline     *time.Time      `json:"deadline,omitempty"`     // when it expires
+	// Needed approvals from different people, and how many it has.
+	Needed    int `json:"approvalsNeeded,omitempty"`
+	Approvals int `json:"approvals,omitempty"`
 }
 
 // RunDetail is a run with its whole call ledger and audit trail
@@ -99,7 +102,7 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 			path = r.Path
 		}
 		p := PendingView{CallID: c.ID, RunID: c.RunID, Path: path, Tool: c.Tool, Args: c.Args, Kind: c.Kind, Gate: c.Gate, GateError: c.GateError,
-			Payload: c.Payload, ResumeSchema: c.ResumeSchema}
+			Payload: c.Payload, ResumeSchema: c.ResumeSchema, Needed: c.Needed, Approvals: c.Approvals}
 		if !c.Deadline.IsZero() {
 			p.Deadline = &c.Deadline
 		}

@@ -53,6 +53,11 @@ func validName(s string) bool {
 }
 
 func (d *decoder) file(f *file) {
+	for _, n := range items(field(field(f.root, "policy"), "delegates")) {
+		if n = scalar(n); n != nil && n.Value != "" && !slices.Contains(d.spec.Policy.Delegates, n.Value) {
+			d.spec.Policy.Delegates = append(d.spec.Policy.Delegates, n.Value)
+		}
+	}
 	for _, section := range []string{"models", "tools", "agents"} {
 		for k := range pairs(field(f.root, section)) {
 			if !validName(k.Value) {
@@ -196,6 +201,14 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 	}
 	path := "tools." + t.Name
 	t.Idempotent = boolean(field(v, "idempotent"))
+	t.Approvers = approvers(field(v, "approvers"))
+	t.SeparateDuties = boolean(field(v, "separateDuties"))
+	t.Approvals = 1
+	if n := scalar(field(v, "approvals")); n != nil {
+		if a, err := strconv.Atoi(n.Value); err == nil && a > 0 {
+			t.Approvals = a
+		}
+	}
 	if n := field(v, "input"); n != nil {
 		t.Input = d.jsonSchema(f, n, path+".input")
 		if typ, ok := t.Input.Doc["type"]; ok && typ != "object" {
@@ -483,6 +496,8 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 		MaxSteps:            DefaultMaxSteps,
 		RequireToolApproval: boolean(field(v, "requireToolApproval")),
 		AutoResume:          boolean(field(v, "autoResume")),
+		Approvers:           approvers(field(v, "approvers")),
+		SeparateDuties:      boolean(field(v, "separateDuties")),
 	}
 	d.ref(f, field(v, "model"), "model")
 	for _, tn := range items(field(v, "tools")) {
@@ -678,6 +693,22 @@ func str(n *yaml.Node) string {
 		return ""
 	}
 	return n.Value
+}
+
+// approvers reads a list of approvers; the schema checks its shape.
+func approvers(n *yaml.Node) Approvers {
+	var a Approvers
+	for _, it := range items(n) {
+		if it = scalar(it); it == nil || it.Value == "" {
+			continue
+		}
+		if g, ok := strings.CutPrefix(it.Value, "group:"); ok {
+			a.Groups = append(a.Groups, g)
+		} else {
+			a.Users = append(a.Users, it.Value)
+		}
+	}
+	return a
 }
 
 func boolean(n *yaml.Node) bool {

@@ -5,6 +5,7 @@
 package spec
 
 import (
+	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/spec/tmpl"
@@ -15,7 +16,34 @@ type Spec struct {
 	Models  map[string]*Model
 	Tools   map[string]*Tool
 	Agents  map[string]*Agent
+	Policy  Policy
 	Sources []Source // the files it was loaded from, as read
+}
+
+// Policy is who may decide, for every run of a spec.
+type Policy struct {
+	// Delegates are the OS users allowed to decide on behalf of someone
+	// else (--as): chat-ops bots.
+	Delegates []string
+}
+
+// Approvers says who may decide a call: user names, and OS groups.
+type Approvers struct {
+	Users  []string
+	Groups []string // without the group: prefix
+}
+
+// Empty reports whether anyone may decide.
+func (a Approvers) Empty() bool { return len(a.Users) == 0 && len(a.Groups) == 0 }
+
+// String is the list as written: alice, bob, group:sre.
+func (a Approvers) String() string {
+	var out []string
+	out = append(out, a.Users...)
+	for _, g := range a.Groups {
+		out = append(out, "group:"+g)
+	}
+	return strings.Join(out, ", ")
 }
 
 // Source is one spec file's name and content.
@@ -104,6 +132,13 @@ type Tool struct {
 	// Idempotent tools are run again when a crash interrupted a call;
 	// others wait for agentctl retry or resolve.
 	Idempotent bool
+	// Approvers may decide the tool's calls; empty: the agent's, else
+	// anyone.
+	Approvers Approvers
+	// Approvals is how many distinct approvers must approve (1 or more).
+	Approvals int
+	// SeparateDuties: whoever started the run may not approve.
+	SeparateDuties bool
 }
 
 // ValidateInput checks arguments against the tool's input schema. The
@@ -186,6 +221,10 @@ type Agent struct {
 	SubPos []Pos
 	// MaxDepth bounds how deep delegations nest below a run of the agent.
 	MaxDepth int
+	// Approvers may decide the agent's calls whose tool names none.
+	Approvers Approvers
+	// SeparateDuties: whoever started the run may not approve its calls.
+	SeparateDuties bool
 }
 
 // ResumeTool is the tool offered to a model to extract resume data from a

@@ -103,6 +103,9 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 // printPending prints one pending call on a line, then what it shows.
 func printPending(w io.Writer, prefix string, p engine.PendingView) {
 	fmt.Fprintf(w, "%s%s  %s  %s  %s", prefix, p.CallID, p.Tool, p.Args, p.Kind)
+	if p.Needed > 1 {
+		fmt.Fprintf(w, "  %d of %d approvals", p.Approvals, p.Needed)
+	}
 	if p.Deadline != nil {
 		fmt.Fprintf(w, "  expires %s", stamp(*p.Deadline))
 	}
@@ -159,7 +162,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := engine.Config{Models: model.Default()}
+	cfg := engine.Config{Models: model.Default(), Delegates: installationDelegates()}
 	switch {
 	case f.events:
 		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.Data) }
@@ -267,4 +270,16 @@ func checkJSON(what string, b []byte) error {
 		return usageErr(fmt.Errorf("%s is not JSON: %v", what, err))
 	}
 	return nil
+}
+
+// installationDelegates reads $AGENTCTL_DELEGATES: OS users allowed to
+// decide --as someone else whatever the spec says (comma-separated).
+func installationDelegates() []string {
+	var out []string
+	for _, d := range strings.Split(os.Getenv("AGENTCTL_DELEGATES"), ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }

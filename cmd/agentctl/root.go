@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,7 @@ const (
 	exitUsage     = 2 // bad usage, invalid spec or invalid input
 	exitSuspended = 3 // the run waits for a human decision
 	exitConflict  = 4 // already decided, not suspended, or another process won
+	exitForbidden = 5 // the approver policy does not allow the decision
 	exitDatabase  = 6 // the database is busy, unwritable, corrupt or newer
 )
 
@@ -42,6 +44,9 @@ Exit codes:
   3  the run is suspended, waiting for a human decision
   4  conflict: the call is already decided, the run is not suspended,
      or another process won the race
+  5  forbidden: the approver policy does not allow this decision (not an
+     approver, --as without being a delegate, the same approver twice,
+     or the run's starter under separateDuties); the attempt is recorded
   6  the database cannot be used: locked by another process beyond the
      busy timeout, unwritable, corrupt, or from a newer agentctl; nothing
      was changed (agentctl doctor checks a database)
@@ -165,6 +170,8 @@ func (a *app) report(err error) int {
 		return code
 	case errors.Is(err, store.ErrUnavailable):
 		code = exitDatabase
+	case errors.Is(err, store.ErrForbidden):
+		code = exitForbidden
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrLeaseLost):
 		code = exitConflict
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrUsage):
@@ -260,11 +267,10 @@ func dbPath(flag string) (string, error) {
 
 // osUser names the OS user running this process.
 func osUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
+	// The identity comes from the kernel (the real uid) only: nothing in
+	// the environment can change it.
+	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil && u.Username != "" {
 		return u.Username
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
 	}
 	return fmt.Sprintf("uid:%d", os.Getuid())
 }

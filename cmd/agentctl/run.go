@@ -57,7 +57,7 @@ snapshot of the spec: editing the files later does not change it.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach})
+			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach, StartedBy: osUser()})
 			if err == nil && detach {
 				return a.detached(&out, v, "queued; a worker runs it (agentctl worker)")
 			}

@@ -107,6 +107,9 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("AGENTCTL_DB", filepath.Join(env.WorkDir, "agentctl.db"))
 			env.Setenv("EXAMPLES", examples)
+			// Scenarios decide --as NAME to record names; the policy
+			// scenarios clear this.
+			env.Setenv("AGENTCTL_DELEGATES", osUser())
 			return nil
 		},
 		Cmds: testCmds(),

@@ -103,6 +103,9 @@ func (a *app) testCmd() *cobra.Command {
 				Setup: func(env *testscript.Env) error {
 					env.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 					env.Setenv("AGENTCTL_DB", filepath.Join(env.WorkDir, "agentctl.db"))
+					// The user running the suite may decide --as anyone, so
+					// that scenarios record names; clear it to test policy.
+					env.Setenv("AGENTCTL_DELEGATES", osUser())
 					if t, ok := env.T().(*scriptT); ok {
 						env.Setenv("SUITE", r.dirs[t.res.Name])
 					}

@@ -90,6 +90,9 @@ type Run struct {
 	ParentCall string   // the parent's delegation call
 	RootID     string   // the root of its tree
 	Path       []string // agent names from the root's to its own
+	// StartedBy is the OS user who started the run (of a child run: who
+	// started its root).
+	StartedBy string
 }
 
 // Usage counts a run's model calls and tokens, as providers report them.
@@ -120,8 +123,13 @@ type Call struct {
 	ResumeSchema json.RawMessage // what its resume data must satisfy; nil: anything
 	Resume       json.RawMessage // the resume data it was given last; nil if none
 	Deadline     time.Time       // when a pending call expires; zero: never
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Needed is how many distinct approvers must approve the call (its
+	// tool's approvals, fixed when the call was made); Approvals how many
+	// have so far.
+	Needed    int
+	Approvals int
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Decision actions.
@@ -133,6 +141,7 @@ const (
 	Grant   = "grant"   // with an approval: later calls of the tool need none
 	Retry   = "retry"   // an interrupted call: run it again
 	Resolve = "resolve" // an interrupted call: record its outcome by hand (Result, Status)
+	Refused = "refused" // an attempt the approver policy refused: only recorded (Reason says why)
 )
 
 // Decision is a decision on a call, kept as an append-only audit record.
@@ -152,7 +161,28 @@ type Decision struct {
 	Result string
 	// Status is the outcome a resolve records: succeeded or failed.
 	Status CallStatus
+	// Needed, for an approval, is how many distinct approvers the call
+	// needs: while fewer have approved, an approval is recorded and the
+	// call stays pending; the same approver twice is refused
+	// (*ForbiddenError).
+	Needed int
 }
+
+// ForbiddenError reports a decision the approver policy does not allow.
+type ForbiddenError struct {
+	RunID, CallID string
+	Reason        string
+}
+
+func (e *ForbiddenError) Error() string {
+	if e.CallID == "" {
+		return fmt.Sprintf("forbidden: %s", e.Reason)
+	}
+	return fmt.Sprintf("forbidden: call %s of run %s: %s", e.CallID, e.RunID, e.Reason)
+}
+
+// Is makes a *ForbiddenError match ErrForbidden.
+func (e *ForbiddenError) Is(target error) bool { return target == ErrForbidden }
 
 // Event is one step of a run as consumers see it (agentctl events).
 type Event struct {
@@ -320,6 +350,8 @@ var (
 	ErrConflict  = errors.New("conflict")
 	ErrLeaseLost = errors.New("another process holds the run")
 	ErrNotIdle   = errors.New("run has work to do")
+	// ErrForbidden: the approver policy does not allow the decision.
+	ErrForbidden = errors.New("forbidden")
 
 	// ErrUnavailable: the database cannot be used; nothing was changed.
 	// Each of the four errors below is also ErrUnavailable.

@@ -259,6 +259,12 @@ var migrations = []string{
 	END $$;
 	CREATE TRIGGER events_notify AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
 		FOR EACH STATEMENT EXECUTE FUNCTION agentctl_notify_events();`,
+
+	// Approver policy: who started a run; how many approvals a call
+	// needs and has.
+	`ALTER TABLE runs ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
+	ALTER TABLE calls ADD COLUMN needed INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE calls ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0;`,
 }
 
 var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver

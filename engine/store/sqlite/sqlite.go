@@ -294,6 +294,12 @@ var migrations = []string{
 		seen_at     INTEGER NOT NULL,
 		done        INTEGER NOT NULL DEFAULT 0
 	);`,
+
+	// Approver policy: who started a run; how many approvals a call
+	// needs and has.
+	`ALTER TABLE runs ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
+	ALTER TABLE calls ADD COLUMN needed INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE calls ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at`
+const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at, needed, approvals`
 
 func scanCall(sc scanner) (*store.Call, error) {
 	var c store.Call
@@ -22,7 +22,7 @@ func scanCall(sc scanner) (*store.Call, error) {
 	var deadline sql.NullInt64
 	var created, updated int64
 	if err := sc.Scan(&c.RunID, &c.ID, &c.Seq, &c.Step, &c.Tool, &args, &c.Status, &c.Kind, &c.Result,
-		&c.Gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated); err != nil {
+		&c.Gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated, &c.Needed, &c.Approvals); err != nil {
 		return nil, err
 	}
 	c.Args = []byte(args)
@@ -275,16 +275,22 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 		if err := tx.lockRun(ctx, runID); err != nil {
 			return err
 		}
+		moved := false
 		for _, d := range ds {
 			if d.RunID != runID {
 				return fmt.Errorf("decisions for several runs in one batch")
 			}
-			if err := decide(ctx, tx, d, now); err != nil {
+			m, err := decide(ctx, tx, d, now)
+			if err != nil {
 				return err
 			}
+			moved = moved || m
 		}
 		if err := appendEvents(ctx, tx, now, ev); err != nil {
 			return err
+		}
+		if !moved {
+			return nil // only records: nothing for anyone to advance
 		}
 		if lease.Owner == "" { // detached: work for a worker
 			_, err := tx.ExecContext(ctx, `UPDATE runs SET ready = 1, updated_at = ? WHERE id = ?`, ms(now), runID)
@@ -313,14 +319,26 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 	return claimed, nil
 }
 
-// decide applies one decision in the caller's transaction.
-func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) error {
+// decide applies one decision in the caller's transaction, and reports
+// whether it moved the call (rather than only being recorded).
+func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (bool, error) {
 	var res sql.Result
 	var err error
+	moved := true
 	switch d.Action {
 	case store.Approve:
+		if d.Needed > 1 {
+			last, err := approval(ctx, tx, d, now)
+			if err != nil {
+				return false, err
+			}
+			if !last {
+				moved = false
+				break
+			}
+		}
 		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'approved', kind = '', deadline = NULL,
-			args = COALESCE(?, args), updated_at = ?
+			args = COALESCE(?, args), approvals = approvals + 1, updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = 'pending' AND kind = 'approval'`,
 			text(d.ArgsAfter), ms(now), d.RunID, d.CallID)
 	case store.Resume:
@@ -335,6 +353,10 @@ func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) erro
 			d.Result, ms(now), d.RunID, d.CallID)
 	case store.Grant:
 		// Only the record: it goes with an approval in the same batch.
+		moved = false
+	case store.Refused:
+		// Only the record of the attempt.
+		moved = false
 	case store.Retry:
 		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'approved', kind = '', updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = 'interrupted'`, ms(now), d.RunID, d.CallID)
@@ -342,19 +364,51 @@ func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) erro
 		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = 'interrupted'`, d.Status, d.Result, ms(now), d.RunID, d.CallID)
 	default:
-		return fmt.Errorf("unknown decision %q", d.Action)
+		return false, fmt.Errorf("unknown decision %q", d.Action)
 	}
 	if res != nil || err != nil {
 		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
-			return conflict(ctx, tx, d.RunID, d.CallID)
+			return false, conflict(ctx, tx, d.RunID, d.CallID)
 		} else if err != nil {
-			return err
+			return false, err
 		}
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at)
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Reason,
 		text(d.ArgsBefore), text(d.ArgsAfter), text(d.Data), ms(now))
-	return err
+	return moved, err
+}
+
+// approval counts one of the several approvals a call needs: it refuses
+// an approver who already approved, and reports whether this approval is
+// the last one needed (the caller then moves the call). Otherwise it
+// counts it and leaves the call pending.
+func approval(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (last bool, err error) {
+	var status, kind string
+	var approvals int
+	err = tx.QueryRowContext(ctx, `SELECT status, kind, approvals FROM calls WHERE run_id = ? AND call_id = ?`,
+		d.RunID, d.CallID).Scan(&status, &kind, &approvals)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && (status != string(store.CallPending) || kind != store.KindApproval) {
+		return false, conflict(ctx, tx, d.RunID, d.CallID)
+	}
+	if err != nil {
+		return false, err
+	}
+	var mine int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM decisions WHERE run_id = ? AND call_id = ? AND action = 'approve' AND by_name = ?`,
+		d.RunID, d.CallID, d.By).Scan(&mine); err != nil {
+		return false, err
+	}
+	if mine > 0 {
+		return false, &store.ForbiddenError{RunID: d.RunID, CallID: d.CallID,
+			Reason: fmt.Sprintf("%s has already approved it; it needs %d approvals from different people (%d of %d so far)", d.By, d.Needed, approvals, d.Needed)}
+	}
+	if approvals+1 >= d.Needed {
+		return true, nil
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE calls SET approvals = approvals + 1, updated_at = ? WHERE run_id = ? AND call_id = ?`,
+		ms(now), d.RunID, d.CallID)
+	return false, err
 }
 
 // holds checks that lease holds the run.

@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at, parent_id, parent_call, root_id, path, model_calls, tokens_in, tokens_out`
+const runCols = `id, agent, status, input, output, error, spec_hash, step, state, created_at, updated_at, parent_id, parent_call, root_id, path, model_calls, tokens_in, tokens_out, started_by`
 
 // selectRun reads a run with its lease.
 const selectRun = `SELECT ` + runCols + `, COALESCE(owner, ''), COALESCE(lease_expires, 0) FROM runs`
@@ -25,7 +25,7 @@ func scanRun(sc scanner, extra ...any) (*store.Run, error) {
 	var parent, root sql.NullString
 	var path string
 	err := sc.Scan(append([]any{&r.ID, &r.Agent, &r.Status, &r.Input, &r.Output, &r.Error, &r.SpecHash, &r.Step, &r.State, &created, &updated,
-		&parent, &r.ParentCall, &root, &path, &r.Usage.ModelCalls, &r.Usage.InputTokens, &r.Usage.OutputTokens}, extra...)...)
+		&parent, &r.ParentCall, &root, &path, &r.Usage.ModelCalls, &r.Usage.InputTokens, &r.Usage.OutputTokens, &r.StartedBy}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,10 +73,10 @@ func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease sto
 			owner, expires = lease.Owner, ms(now.Add(lease.TTL))
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
 			ms(now), ms(now), parent, r.ParentCall, root, string(path),
-			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, owner, expires)
+			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.StartedBy, owner, expires)
 		return err
 	})
 	if err != nil {
@@ -216,9 +216,10 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 		}
 		for _, c := range newCalls {
 			_, err := tx.ExecContext(ctx, `INSERT INTO calls(`+callCols+`)
-				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				r.ID, c.ID, c.Seq, c.Step, c.Tool, string(c.Args), c.Status, c.Kind, c.Result,
-				c.Gate, c.GateError, text(c.Payload), text(c.Resume), text(c.ResumeSchema), msOrNil(c.Deadline), ms(now), ms(now))
+				c.Gate, c.GateError, text(c.Payload), text(c.Resume), text(c.ResumeSchema), msOrNil(c.Deadline), ms(now), ms(now),
+				c.Needed, c.Approvals)
 			if err != nil {
 				return err
 			}

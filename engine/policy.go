@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os/user"
+	"slices"
+	"strings"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/spec"
+)
+
+// policy is who may decide one call, from the run's spec snapshot.
+type policy struct {
+	approvers spec.Approvers // empty: anyone
+	separate  bool           // the run's starter may not approve
+}
+
+// policyOf returns the policy for a call of an agent: the tool's
+// approvers, else the agent's; separate duties if either asks.
+func policyOf(a *agentNode, tool string) policy {
+	p := policy{approvers: a.spec.Approvers, separate: a.spec.SeparateDuties}
+	if t, ok := a.tools[tool]; ok && t.spec != nil {
+		if !t.spec.Approvers.Empty() {
+			p.approvers = t.spec.Approvers
+		}
+		p.separate = p.separate || t.spec.SeparateDuties
+	}
+	return p
+}
+
+// groupsOf returns the names of the OS groups user belongs to, read at
+// decision time.
+func groupsOf(name string) ([]string, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range ids {
+		if g, err := user.LookupGroupId(id); err == nil {
+			out = append(out, g.Name)
+		}
+	}
+	return out, nil
+}
+
+// allows reports whether the approvers include by, and why not.
+func (e *Engine) allows(a spec.Approvers, by string) (bool, string) {
+	if a.Empty() || slices.Contains(a.Users, by) {
+		return true, ""
+	}
+	if len(a.Groups) > 0 {
+		groups, err := e.groups(by)
+		if err == nil {
+			for _, g := range a.Groups {
+				if slices.Contains(groups, g) {
+					return true, ""
+				}
+			}
+		}
+	}
+	return false, fmt.Sprintf("%s is not an approver (approvers: %s)", by, a)
+}
+
+// check applies the approver policy to a decision on call c of run r
+// (root started by starter): it returns why it is forbidden, or "".
+func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d Decision) string {
+	if d.By != d.OSUser {
+		delegates := append(slices.Clone(g.spec.Policy.Delegates), e.delegates...)
+		if !slices.Contains(delegates, d.OSUser) {
+			return fmt.Sprintf("OS user %s may not decide on behalf of %s: only delegates may use --as (policy.delegates: %s; AGENTCTL_DELEGATES: %s)",
+				d.OSUser, d.By, orNone(g.spec.Policy.Delegates), orNone(e.delegates))
+		}
+	}
+	a, ok := g.agents[r.Agent]
+	if !ok || d.Action == store.Expire {
+		return ""
+	}
+	p := policyOf(a, c.Tool)
+	if ok, why := e.allows(p.approvers, d.By); !ok {
+		return why
+	}
+	if p.separate && starter != "" && d.By == starter && d.Action != store.Decline {
+		return fmt.Sprintf("%s started run %s and may not approve its calls (separateDuties)", d.By, r.RootID)
+	}
+	return ""
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// refuse records refused attempts and returns the error for them.
+func (e *Engine) refuse(ctx context.Context, runID string, calls []*store.Call, d Decision, why string) error {
+	var ds []*store.Decision
+	for _, c := range calls {
+		ds = append(ds, &store.Decision{RunID: runID, CallID: c.ID, Action: store.Refused, By: d.By, OSUser: d.OSUser,
+			Reason: d.Action + " refused: " + why})
+	}
+	if _, err := e.store.Decide(context.WithoutCancel(ctx), ds, store.Lease{}); err != nil {
+		return fmt.Errorf("record a refused %s: %w", d.Action, err)
+	}
+	callID := ""
+	if len(calls) == 1 {
+		callID = calls[0].ID
+	}
+	return &store.ForbiddenError{RunID: runID, CallID: callID, Reason: why}
+}
