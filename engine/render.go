@@ -41,6 +41,16 @@ func gateNote(a *agentNode, t *toolNode) string {
 	} else if d := a.spec.ApprovalTimeout; d > 0 {
 		note += fmt.Sprintf(", expires after %s", d)
 	}
+	p := policyOf(a, t.spec.Name)
+	if !p.approvers.Empty() {
+		note += "; approvers: " + p.approvers.String()
+	}
+	if t.spec.Approvals > 1 {
+		note += fmt.Sprintf("; %d approvals from different people", t.spec.Approvals)
+	}
+	if p.separate {
+		note += "; not by whoever started the run"
+	}
 	return note
 }
 

@@ -29,6 +29,8 @@ type RunView struct {
 	ParentID string   `json:"parentId,omitempty"`
 	Path     []string `json:"path"`
 	Usage    Usage    `json:"usage"` // model calls and tokens so far
+	// StartedBy is the OS user who started the run's tree.
+	StartedBy string `json:"startedBy,omitempty"`
 }
 
 // PendingView is a call waiting for a human: for approval, or for resume
@@ -91,7 +93,7 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 	v := &RunView{
 		RunID: r.ID, Agent: r.Agent, Status: r.Status, Input: r.Input, Output: r.Output, Error: r.Error,
 		Pending: []PendingView{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path, Usage: r.Usage,
+		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path, Usage: r.Usage, StartedBy: r.StartedBy,
 	}
 	for _, c := range pending {
 		if c.Kind == store.KindDelegation {

@@ -12,10 +12,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -88,6 +91,17 @@ func TestMain(m *testing.M) {
 //	                        all scenarios); scenarios using it begin with
 //	                        [!postgres] skip: the condition holds where the
 //	                        server binaries are, or AGENTCTL_REQUIRE_POSTGRES=1
+//	mkuser NAME [GROUP...]  make sure the OS user NAME exists, in these OS
+//	                        groups (root only; scenarios using it begin
+//	                        with [!root] skip)
+//	mkshared NAME           set $NAME to a new directory every user can
+//	                        enter, outside $WORK (whose parents are private),
+//	                        removed when the script ends
+//	as [-exit N] USER PROG [ARGS...]
+//	                        run PROG as the OS user USER (setuid, its
+//	                        groups), in $SHARED, a directory every user can
+//	                        use; PROG agentctl is a copy of this binary there;
+//	                        like exec, or exits N with -exit
 //	sqlhold FILE            hold the SQLite database's write lock (BEGIN
 //	                        IMMEDIATE) until the script ends
 //	sqlexec FILE SQL        run SQL on the database
@@ -114,8 +128,11 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: testCmds(),
 		Condition: func(cond string) (bool, error) {
-			if cond == "postgres" {
+			switch cond {
+			case "postgres":
 				return pgtest.Available() || pgtest.Required(), nil
+			case "root":
+				return os.Geteuid() == 0, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -172,6 +189,9 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["openaiserver"] = modelserver(modeltest.OpenAI)
 	cmds["anthropicserver"] = modelserver(modeltest.Anthropic)
 	cmds["pgserver"] = pgserver
+	cmds["mkuser"] = mkuser
+	cmds["as"] = asUser
+	cmds["mkshared"] = mkshared
 	cmds["sqlhold"] = sqlhold
 	cmds["sqlexec"] = sqlexec
 	cmds["garble"] = garble
@@ -302,4 +322,107 @@ func garble(ts *testscript.TestScript, neg bool, args []string) {
 	defer f.Close()
 	_, err = f.WriteAt(bytes.Repeat([]byte{0xA5}, n), off)
 	ts.Check(err)
+}
+
+// mkuser makes sure an OS user exists, in the given groups.
+func mkuser(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: mkuser NAME [GROUP...]")
+	}
+	name, groups := args[0], args[1:]
+	for _, g := range groups {
+		if out, err := exec.Command("groupadd", "-f", g).CombinedOutput(); err != nil {
+			ts.Fatalf("groupadd %s: %v\n%s", g, err, out)
+		}
+	}
+	if _, err := user.Lookup(name); err != nil {
+		if out, err := exec.Command("useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+			ts.Fatalf("useradd %s: %v\n%s", name, err, out)
+		}
+	}
+	if len(groups) > 0 {
+		if out, err := exec.Command("usermod", "-a", "-G", strings.Join(groups, ","), name).CombinedOutput(); err != nil {
+			ts.Fatalf("usermod %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// asUser runs a program as another OS user.
+func asUser(ts *testscript.TestScript, neg bool, args []string) {
+	want := 0
+	if len(args) > 2 && args[0] == "-exit" {
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		want, args = n, args[2:]
+		if neg {
+			ts.Fatalf("! as -exit N: pick one")
+		}
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: as [-exit N] USER PROG [ARGS...]")
+	}
+	u, err := user.Lookup(args[0])
+	ts.Check(err)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	var groups []uint32
+	ids, _ := u.GroupIds()
+	for _, id := range ids {
+		g, _ := strconv.Atoi(id)
+		groups = append(groups, uint32(g))
+	}
+	shared := ts.Getenv("SHARED")
+	if shared == "" {
+		ts.Fatalf("as: $SHARED is not set")
+	}
+	prog := args[1]
+	if prog == "agentctl" {
+		prog = filepath.Join(shared, "bin", "agentctl")
+		if _, err := os.Stat(prog); err != nil {
+			self, err := os.Executable()
+			ts.Check(err)
+			data, err := os.ReadFile(self)
+			ts.Check(err)
+			ts.Check(os.MkdirAll(filepath.Dir(prog), 0o755))
+			ts.Check(os.WriteFile(prog, data, 0o755))
+		}
+	}
+	cmd := exec.Command(prog, args[2:]...)
+	cmd.Args[0] = filepath.Base(args[1]) // agentctl: the test binary acts as agentctl by its name
+	cmd.Dir = shared
+	var env []string
+	for _, kv := range []string{"AGENTCTL_DB", "AGENTCTL_DELEGATES", "PATH", "TMPDIR"} {
+		env = append(env, kv+"="+ts.Getenv(kv))
+	}
+	cmd.Env = append(env, "HOME="+shared, "USER=root") // USER must not matter
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}}
+	// What it prints becomes the script's stdout and stderr.
+	cmd.Stdout, cmd.Stderr = ts.Stdout(), ts.Stderr()
+	err = cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("as %s: %v", args[0], err)
+		}
+		code = ee.ExitCode()
+	}
+	switch {
+	case neg && code == 0:
+		ts.Fatalf("as %s %s: unexpected success", args[0], args[1])
+	case !neg && code != want:
+		ts.Fatalf("as %s %s: exit %d, want %d", args[0], args[1], code, want)
+	}
+}
+
+// mkshared makes a directory other OS users can use.
+func mkshared(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkshared NAME")
+	}
+	dir, err := os.MkdirTemp("", "agentctl-shared")
+	ts.Check(err)
+	ts.Check(os.Chmod(dir, 0o755))
+	ts.Defer(func() { os.RemoveAll(dir) })
+	ts.Setenv(args[0], dir)
 }

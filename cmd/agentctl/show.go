@@ -86,7 +86,11 @@ func printDetail(a *app, d *engine.RunDetail) {
 	}
 	fmt.Fprintf(w, "agent    %s\n", d.Agent)
 	fmt.Fprintf(w, "status   %s\n", d.Status)
-	fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
+	if d.StartedBy != "" {
+		fmt.Fprintf(w, "created  %s by %s\n", stamp(d.CreatedAt), d.StartedBy)
+	} else {
+		fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
+	}
 	fmt.Fprintf(w, "updated  %s\n", stamp(d.UpdatedAt))
 	fmt.Fprintf(w, "input    %s\n", indent(d.Input))
 	if u := d.Usage; u.ModelCalls > 0 {
