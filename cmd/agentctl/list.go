@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -25,9 +27,9 @@ func (a *app) listCmd() *cobra.Command {
 		Args: argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch st := store.Status(status); st {
-			case "", store.Running, store.Suspended, store.Completed, store.Failed:
+			case "", store.Queued, store.Running, store.Suspended, store.Completed, store.Failed:
 			default:
-				return usageErr(fmt.Errorf("invalid --status %q: want running, suspended, completed or failed", status))
+				return usageErr(fmt.Errorf("invalid --status %q: want queued, running, suspended, completed or failed", status))
 			}
 			if limit < 0 {
 				return usageErr(fmt.Errorf("invalid --limit %d: want 0 (no limit) or more", limit))
@@ -47,17 +49,33 @@ func (a *app) listCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN\tAGENT\tSTATUS\tPENDING\tEXPIRES\tUPDATED\tINPUT")
 			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.RunID, r.Agent, r.Status, len(r.Pending),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Agent, r.Status, pendingCell(r.Pending),
 					firstDeadline(r.Pending), stamp(r.UpdatedAt), oneLine(r.Input, 40))
 			}
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: running, suspended, completed or failed")
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: queued, running, suspended, completed or failed")
 	cmd.Flags().StringVar(&agent, "agent", "", "only runs of this agent")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most N runs (0: all)")
 	addFormatFlag(cmd, &out)
 	return cmd
+}
+
+// pendingCell counts pending calls, with the approvals of those that
+// need several: 1 (1 of 2 approvals).
+func pendingCell(ps []engine.PendingView) string {
+	cell := strconv.Itoa(len(ps))
+	var notes []string
+	for _, p := range ps {
+		if p.Needed > 1 {
+			notes = append(notes, fmt.Sprintf("%d of %d approvals", p.Approvals, p.Needed))
+		}
+	}
+	if len(notes) > 0 {
+		cell += " (" + strings.Join(notes, ", ") + ")"
+	}
+	return cell
 }
 
 // firstDeadline is the earliest deadline of pending calls, or "-".

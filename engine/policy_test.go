@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+const fourEyesSpec = `
+version: 1
+models:
+  m:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: drop, args: {db: orders}}]
+      - text: "${{ results[0] }}"
+tools:
+  drop:
+    input: {type: object, properties: {db: {type: string}}}
+    output: "dropped ${{ input.db }}"
+    requireApproval: true
+    approvers: [ann, ben, cat, dan, eve]
+    approvals: 2
+    separateDuties: true
+agents:
+  dba: {model: m, tools: [drop]}
+`
+
+// Four-eyes under a race: approvers deciding the same call at once, from
+// several engines (processes). The call runs once, after two distinct
+// approvals; the starter and a repeated approver are refused.
+func TestFourEyes(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	g := compile(t, fourEyesSpec)
+	for round := range 10 {
+		v, err := New(db, Config{}).Start(ctx, g, StartOptions{Agent: "dba", Input: "x", StartedBy: "ann"})
+		if err != nil || v.Status != store.Suspended {
+			t.Fatalf("start: %v %v", v, err)
+		}
+		// The starter may not approve.
+		_, err = New(db, Config{}).Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "ann"})
+		if !errors.Is(err, store.ErrForbidden) {
+			t.Fatalf("round %d: the starter approving: %v", round, err)
+		}
+		// One approval, then the same person again.
+		if v, err = New(db, Config{}).Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "ben"}); err != nil || v.Status != store.Suspended {
+			t.Fatalf("round %d: first approval: %v %v", round, v, err)
+		}
+		if p := v.Pending[0]; p.Approvals != 1 || p.Needed != 2 {
+			t.Fatalf("round %d: pending %+v", round, p)
+		}
+		if _, err := New(db, Config{}).Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "ben"}); !errors.Is(err, store.ErrForbidden) {
+			t.Fatalf("round %d: ben again: %v", round, err)
+		}
+		// Three others race for the second approval: one completes it.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, lost := 0, 0
+		for _, who := range []string{"cat", "dan", "eve"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v, err := New(db, Config{}).Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: who})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && v.Status == store.Completed:
+					won++
+				case errors.Is(err, store.ErrConflict): // exit 4
+					lost++
+				default:
+					t.Errorf("round %d: %s: %v %v", round, who, v, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if won != 1 || lost != 2 {
+			t.Fatalf("round %d: %d won, %d lost; want 1 and 2", round, won, lost)
+		}
+		d, err := New(db, Config{}).Detail(ctx, v.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]int{}
+		for _, dv := range d.Decisions {
+			counts[dv.Action]++
+		}
+		if got := fmt.Sprint(counts); got != "map[approve:2 refused:2]" {
+			t.Errorf("round %d: decisions %s", round, got)
+		}
+		if d.Output != "dropped orders" {
+			t.Errorf("round %d: output %q", round, d.Output)
+		}
+	}
+}
