@@ -1,6 +1,9 @@
 # agentctl: make demo runs the example agent end to end; make test runs
 # every check CI runs.
 
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
 GO      ?= go
 BIN     := bin/agentctl
 DEMO_DB := $(CURDIR)/bin/demo.db

@@ -157,7 +157,7 @@ func BenchmarkColdApprove(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		tF = append(tF, timeCmd(b, 0, floor, path))
-		d, r := timeCmdRSS(b, 0, agentctl, "--db", path, "approve", ids[i], "--as", "bench")
+		d, r := timeCmdRSS(b, 0, agentctl, "--db", path, "approve", ids[i])
 		tA, rss = append(tA, d), max(rss, r)
 		tJ = append(tJ, timeCmd(b, 0, floorJS, path))
 	}

@@ -100,7 +100,11 @@ func main() {
 				continue
 			}
 			if a, ok := get("BenchmarkThroughput/"+backend+"/procs="+procs, "runs/s"); ok {
-				rows = append(rows, row{"runs to suspension per second, " + map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}[backend] + ", " + procs + " processes",
+				unit := " processes"
+				if procs == "1" {
+					unit = " process"
+				}
+				rows = append(rows, row{"runs to suspension per second, " + map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}[backend] + ", " + procs + unit,
 					fmt.Sprintf("%.0f /s", a), "", "", "(no target)", ""})
 			}
 		}
