@@ -149,6 +149,18 @@ func (s *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error
 	return st.QueryContext(ctx, args...)
 }
 
+// exec runs a write outside any transaction, through the cache.
+func (s *DB) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if !s.d.Cache {
+		return s.db.ExecContext(ctx, s.rebind(q), args...)
+	}
+	st, err := s.stmts.lookup(ctx, s.db, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
 // queryRow is query for one row.
 func (s *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	if !s.d.Cache {
