@@ -211,12 +211,14 @@ and ` + "`GODEBUG=inittrace=1 agentctl --help`" + ` for start-up.
   package init (4-5 ms of it the JSON Schema library's) and loading a
   25 MB binary. Reaching 1.3× would mean replacing that library, which
   the design names; that decision is open.
-- The worker's wake-up path was six round trips and a separate NOTIFY
-  statement per transaction: the claim is now one statement (` + "`UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING`" + `)
-  and triggers
-  send the notifications, 1.7 ms → 1.3 ms. What remains is the run's calls
-  read and the ledger transaction (BEGIN, UPDATE, INSERT events, COMMIT),
-  each a round trip through database/sql.
+- The worker's wake-up path was seven round trips: a four-statement claim
+  transaction, a NOTIFY statement in each transaction, and a transaction
+  around the move to ` + "`executing`" + `. The claim is now one statement
+  (` + "`UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING`" + `),
+  triggers send the notifications, and a ledger move without events is
+  one conditional statement: 5.8× → 3.5-3.8× the bare round trip. What
+  remains is three round trips (claim, read the run's calls, move), each
+  through database/sql and pgx.
 - The googleai and mistral providers use the OpenAI-compatible endpoints
   rather than langchaingo's own clients, whose dependencies (gRPC, Google
   Cloud) would add 17 MB to the binary and 9 ms of init to every command.
