@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
@@ -266,5 +266,3 @@ var migrations = []string{
 	ALTER TABLE calls ADD COLUMN needed INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE calls ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0;`,
 }
-
-var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver
