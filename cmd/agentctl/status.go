@@ -13,7 +13,8 @@ const statusHelp = `Show the workers alive, the runs live processes hold (leases
 queue (runs waiting for a worker), and the calls waiting for a human with
 the oldest of them.
 
-A worker is alive if it renewed its heartbeat within its lease.
+A worker is alive if it beat within its lease (it beats three times a
+lease).
 
 Examples:
   agentctl status
@@ -56,9 +57,7 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			alive := 0
 			for _, w := range q.Workers {
-				// A worker beats three times a lease; two missed beats and
-				// a half mean it is gone.
-				wv := workerView{Worker: w, Alive: now.Sub(w.Seen) < 90*time.Second}
+				wv := workerView{Worker: w, Alive: w.Alive(now)}
 				if wv.Alive {
 					alive++
 				}

@@ -132,7 +132,8 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 	}
 	defer closeWait()
 	host, _ := os.Hostname()
-	w := store.Worker{ID: e.Lease().Owner, Host: host, PID: os.Getpid(), Agent: f.agent, Concurrency: f.concurrency, Started: time.Now()}
+	w := store.Worker{ID: e.Lease().Owner, Host: host, PID: os.Getpid(), Agent: f.agent, Concurrency: f.concurrency,
+		Lease: f.lease, Started: time.Now()}
 	var done atomic.Int64
 	beat := func() {
 		w.Done = int(done.Load())
@@ -208,11 +209,11 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 					log.Info("run advanced", "run", v.RunID, "agent", v.Agent, "status", v.Status, "took", time.Since(start).Round(time.Millisecond))
 					continue
 				}
-				if f.exitIdle && busy.Load() == 0 {
-					if q, err := db.Queue(ctx); err == nil && q.Queued == 0 && !anyRunning(ctx, db) {
-						idleOnce.Do(func() { close(idle) })
-						return
-					}
+				// Work found nothing this worker may claim; with no run in
+				// flight anywhere (one may yet fail over to us), it is idle.
+				if f.exitIdle && busy.Load() == 0 && !anyRunning(ctx, db) {
+					idleOnce.Do(func() { close(idle) })
+					return
 				}
 				select {
 				case <-ctx.Done():

@@ -217,10 +217,14 @@ type Worker struct {
 	PID         int
 	Agent       string // the agent it is limited to; "" for all
 	Concurrency int
+	Lease       time.Duration // it beats three times a lease
 	Started     time.Time
 	Seen        time.Time // its last heartbeat
 	Done        int       // runs it has advanced
 }
+
+// Alive reports whether the worker has beaten within its lease.
+func (w Worker) Alive(now time.Time) bool { return now.Sub(w.Seen) <= w.Lease }
 
 // QueueStatus is the work and the workers of a database.
 type QueueStatus struct {

@@ -237,6 +237,7 @@ var migrations = []string{
 		pid         INTEGER NOT NULL,
 		agent       TEXT NOT NULL DEFAULT '',
 		concurrency INTEGER NOT NULL,
+		lease_ms    INTEGER NOT NULL,
 		started_at  BIGINT NOT NULL,
 		seen_at     BIGINT NOT NULL,
 		done        INTEGER NOT NULL DEFAULT 0

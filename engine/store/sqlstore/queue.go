@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -44,10 +45,10 @@ func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*s
 func (s *DB) Beat(ctx context.Context, w store.Worker) error {
 	now := s.now()
 	err := s.tx(ctx, func(tx *txn) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO workers(id, host, pid, agent, concurrency, started_at, seen_at, done)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		_, err := tx.ExecContext(ctx, `INSERT INTO workers(id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, done = excluded.done`,
-			w.ID, w.Host, w.PID, w.Agent, w.Concurrency, ms(w.Started), ms(now), w.Done)
+			w.ID, w.Host, w.PID, w.Agent, w.Concurrency, w.Lease.Milliseconds(), ms(w.Started), ms(now), w.Done)
 		return err
 	})
 	if err != nil {
@@ -68,18 +69,18 @@ func (s *DB) Gone(ctx context.Context, workerID string) error {
 func (s *DB) Queue(ctx context.Context) (*store.QueueStatus, error) {
 	now := ms(s.now())
 	q := &store.QueueStatus{}
-	rows, err := s.query(ctx, `SELECT id, host, pid, agent, concurrency, started_at, seen_at, done FROM workers ORDER BY started_at, id`)
+	rows, err := s.query(ctx, `SELECT id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done FROM workers ORDER BY started_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("workers: %w", err)
 	}
 	for rows.Next() {
 		var w store.Worker
-		var started, seen int64
-		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Agent, &w.Concurrency, &started, &seen, &w.Done); err != nil {
+		var lease, started, seen int64
+		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Agent, &w.Concurrency, &lease, &started, &seen, &w.Done); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		w.Started, w.Seen = fromMS(started), fromMS(seen)
+		w.Lease, w.Started, w.Seen = time.Duration(lease)*time.Millisecond, fromMS(started), fromMS(seen)
 		q.Workers = append(q.Workers, w)
 	}
 	rows.Close()

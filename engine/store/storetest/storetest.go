@@ -690,7 +690,7 @@ func testWorkRace(e *env) {
 
 func testWorkers(e *env) {
 	s := e.handle()
-	w := store.Worker{ID: "w1", Host: "h", PID: 42, Concurrency: 2, Started: e.clock.now()}
+	w := store.Worker{ID: "w1", Host: "h", PID: 42, Concurrency: 2, Lease: time.Minute, Started: e.clock.now()}
 	if err := s.Beat(e.ctx, w); err != nil {
 		e.t.Fatal(err)
 	}
@@ -702,6 +702,9 @@ func testWorkers(e *env) {
 	q, err := s.Queue(e.ctx)
 	if err != nil || len(q.Workers) != 1 || q.Workers[0].Done != 3 || q.Pending != 2 || q.OldestPending.IsZero() {
 		e.t.Fatalf("queue %+v, %v", q, err)
+	}
+	if !q.Workers[0].Alive(e.clock.now()) || q.Workers[0].Alive(e.clock.now().Add(2*time.Minute)) {
+		e.t.Errorf("alive within its lease only: %+v", q.Workers[0])
 	}
 	if err := s.Gone(e.ctx, "w1"); err != nil {
 		e.t.Fatal(err)
