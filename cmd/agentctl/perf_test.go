@@ -44,15 +44,15 @@ agents:
   oncall: {model: script, tools: [restart, check], instructions: You are on call.}
 `
 
-func perfGraph(tb testing.TB) *engine.Graph {
-	tb.Helper()
+// perfGraph compiles perfSpec, a constant: failing is a bug here.
+func perfGraph() *engine.Graph {
 	s, err := spec.Load([]spec.Source{{Name: "perf.yaml", Data: []byte(perfSpec)}})
 	if err != nil {
-		tb.Fatal(err)
+		panic(err)
 	}
 	g, err := engine.Compile(s, nil)
 	if err != nil {
-		tb.Fatal(err)
+		panic(err)
 	}
 	return g
 }
@@ -124,17 +124,17 @@ func (r *recorder) Release(ctx context.Context, l store.Lease, id string) error 
 
 // floorDB opens a database the way the store does, with one table the
 // floor writes to.
-func floorDB(tb testing.TB, path string) *sql.DB {
-	tb.Helper()
+func floorDB(path string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_txlock=immediate")
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS floor (id INTEGER PRIMARY KEY, body BLOB NOT NULL)`); err != nil {
-		tb.Fatal(err)
+		db.Close()
+		return nil, err
 	}
-	return db
+	return db, nil
 }
 
 // floorRun commits one transaction per size, each inserting that many
@@ -158,19 +158,23 @@ func floorRun(db *sql.DB, sizes []int, body []byte) error {
 
 // txProfile runs perfSpec once through a recorder and returns the sizes
 // of its write transactions.
-func txProfile(tb testing.TB) []int {
-	tb.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "profile.db"), sqlite.Options{})
+func txProfile() ([]int, error) {
+	dir, err := os.MkdirTemp("", "agentctl-profile")
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "profile.db"), sqlite.Options{})
+	if err != nil {
+		return nil, err
 	}
 	defer db.Close()
 	rec := &recorder{Store: db}
-	v, err := engine.New(rec, engine.Config{}).Start(context.Background(), perfGraph(tb), engine.StartOptions{Agent: "oncall", Input: "nginx is down"})
-	if err != nil || v.Status != store.Suspended {
-		tb.Fatalf("profile run: %v %v", v, err)
+	v, err := engine.New(rec, engine.Config{}).Start(context.Background(), perfGraph(), engine.StartOptions{Agent: "oncall", Input: "nginx is down"})
+	if err == nil && v.Status != store.Suspended {
+		err = fmt.Errorf("profile run: %s", v.Status)
 	}
-	return rec.txs
+	return rec.txs, err
 }
 
 // BenchmarkRunToSuspension times, in process, a run from Start to its
@@ -185,12 +189,18 @@ func BenchmarkRunToSuspension(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	fdb := floorDB(b, filepath.Join(dir, "floor.db"))
+	fdb, err := floorDB(filepath.Join(dir, "floor.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer fdb.Close()
-	sizes := txProfile(b)
+	sizes, err := txProfile()
+	if err != nil {
+		b.Fatal(err)
+	}
 	body := make([]byte, 64<<10)
 	e := engine.New(db, engine.Config{})
-	g := perfGraph(b)
+	g := perfGraph()
 	var te, tf time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -294,7 +304,6 @@ func benchChild() int {
 	}
 	n, _ := strconv.Atoi(os.Args[3])
 	ctx := context.Background()
-	t := &testing.B{}
 	var loop func() error
 	switch os.Args[1] {
 	case "runs":
@@ -304,7 +313,7 @@ func benchChild() int {
 			return 1
 		}
 		defer db.Close()
-		e, g := engine.New(db, engine.Config{}), perfGraph(t)
+		e, g := engine.New(db, engine.Config{}), perfGraph()
 		loop = func() error {
 			v, err := e.Start(ctx, g, engine.StartOptions{Agent: "oncall", Input: "nginx is down"})
 			if err == nil && v.Status != store.Suspended {
@@ -313,8 +322,16 @@ func benchChild() int {
 			return err
 		}
 	case "floor":
-		sizes := txProfileQuiet()
-		fdb := floorDB(t, os.Args[2])
+		sizes, err := txProfile()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fdb, err := floorDB(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		defer fdb.Close()
 		body := make([]byte, 64<<10)
 		loop = func() error { return floorRun(fdb, sizes, body) }
@@ -330,22 +347,6 @@ func benchChild() int {
 	return 0
 }
 
-// txProfileQuiet is txProfile for the child, outside a test.
-func txProfileQuiet() []int {
-	dir, _ := os.MkdirTemp("", "profile")
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "p.db"), sqlite.Options{})
-	if err != nil {
-		panic(err)
-	}
-	defer db.Close()
-	rec := &recorder{Store: db}
-	if _, err := engine.New(rec, engine.Config{}).Start(context.Background(), perfGraph(&testing.B{}), engine.StartOptions{Agent: "oncall", Input: "nginx is down"}); err != nil {
-		panic(err)
-	}
-	return rec.txs
-}
-
 // BenchmarkBytesPerSuspendedRun: the database's growth per suspended run,
 // over 2,000 runs of perfSpec.
 func BenchmarkBytesPerSuspendedRun(b *testing.B) {
@@ -357,7 +358,7 @@ func BenchmarkBytesPerSuspendedRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e, g := engine.New(db, engine.Config{}), perfGraph(b)
+		e, g := engine.New(db, engine.Config{}), perfGraph()
 		if _, err := e.Start(ctx, g, engine.StartOptions{Agent: "oncall", Input: "nginx is down"}); err != nil {
 			b.Fatal(err)
 		}
@@ -421,7 +422,7 @@ func makeBigDB(path string, total, suspended int) error {
 	if err != nil {
 		return err
 	}
-	e, g := engine.New(db, engine.Config{}), perfGraph(&testing.B{})
+	e, g := engine.New(db, engine.Config{}), perfGraph()
 	v, err := e.Start(ctx, g, engine.StartOptions{Agent: "oncall", Input: "nginx is down"})
 	db.Close()
 	if err != nil {
@@ -465,7 +466,10 @@ func BenchmarkListSuspended(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	raw := floorDB(b, path)
+	raw, err := floorDB(path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer raw.Close()
 	e := engine.New(db, engine.Config{})
 	const bare = `SELECT r.id, r.agent, r.status, r.input, r.created_at, r.updated_at, c.call_id, c.tool, c.args, c.kind
@@ -581,7 +585,7 @@ func BenchmarkWorkerWakeup(b *testing.B) {
 	}()
 	defer func() { stop(); <-done }()
 
-	e, g := engine.New(db, engine.Config{}), perfGraph(b)
+	e, g := engine.New(db, engine.Config{}), perfGraph()
 	var wake, rt []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
