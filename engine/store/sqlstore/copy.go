@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -38,13 +37,13 @@ func Copy(ctx context.Context, from, to *DB) ([]Copied, error) {
 			return out, fmt.Errorf("read %s: %w", t.name, err)
 		}
 		n := len(strings.Split(t.cols, ","))
-		insert := to.rebind(`INSERT INTO ` + t.name + `(` + t.cols + `) VALUES (?` + strings.Repeat(", ?", n-1) + `) ON CONFLICT (` + t.key + `) DO NOTHING`)
+		insert := (`INSERT INTO ` + t.name + `(` + t.cols + `) VALUES (?` + strings.Repeat(", ?", n-1) + `) ON CONFLICT (` + t.key + `) DO NOTHING`)
 		var batch [][]any
 		flush := func() error {
 			if len(batch) == 0 {
 				return nil
 			}
-			err := to.Tx(ctx, func(tx *sql.Tx) error {
+			err := to.tx(ctx, func(tx *txn) error {
 				for _, vals := range batch {
 					res, err := tx.ExecContext(ctx, insert, vals...)
 					if err != nil {

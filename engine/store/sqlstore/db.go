@@ -125,11 +125,6 @@ func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
 	return tx.Commit()
 }
 
-// Tx runs f in a write transaction, for a backend's own work.
-func (s *DB) Tx(ctx context.Context, f func(*sql.Tx) error) error {
-	return s.tx(ctx, func(t *txn) error { return f(t.tx) })
-}
-
 // lockRun takes a run's row lock, where the dialect needs it.
 func (t *txn) lockRun(ctx context.Context, runID string) error {
 	if !t.s.d.LockRun {
