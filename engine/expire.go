@@ -13,15 +13,13 @@ import (
 const Actor = "agentctl"
 
 // touch loads a run and its whole tree, first declining (reason: expired)
-// the pending calls in the tree whose deadline has passed. Every command
-// that acts on or shows a run goes through it, so a deadline holds even
-// when no cron job runs agentctl expire.
+// the pending calls in the tree whose deadline has passed, and advancing
+// the runs that frees. Only the commands that decide or advance a run go
+// through it (a decision, send, continue), so a deadline holds even when
+// no cron job runs agentctl expire; reads use load and only show a call
+// as overdue.
 func (e *Engine) touch(ctx context.Context, id string) (*store.Run, *tree, error) {
-	r, err := e.store.Run(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := e.loadTree(ctx, r.RootID)
+	r, t, err := e.load(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,10 +90,11 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 	return err == nil, err
 }
 
-// ExpireAll declines every overdue call of every run (agentctl expire)
-// and advances the runs it thereby holds. It returns the ids of the runs
-// it expired calls of.
-func (e *Engine) ExpireAll(ctx context.Context) ([]string, error) {
+// ExpireAll declines every overdue call of every run (agentctl expire,
+// a worker) and advances the runs it thereby holds. agent, when set,
+// limits it to trees whose root runs that agent. It returns the ids of
+// the runs it expired calls of.
+func (e *Engine) ExpireAll(ctx context.Context, agent string) ([]string, error) {
 	ids, err := e.store.Expired(ctx, e.now())
 	if err != nil {
 		return nil, err
@@ -105,6 +104,17 @@ func (e *Engine) ExpireAll(ctx context.Context) ([]string, error) {
 		r, err := e.store.Run(ctx, id)
 		if err != nil {
 			return done, err
+		}
+		if agent != "" {
+			root := r
+			if r.RootID != r.ID {
+				if root, err = e.store.Run(ctx, r.RootID); err != nil {
+					return done, err
+				}
+			}
+			if root.Agent != agent {
+				continue
+			}
 		}
 		calls, err := e.store.Calls(ctx, id)
 		if err != nil {

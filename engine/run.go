@@ -184,42 +184,74 @@ func (e *Engine) recover(ctx context.Context, a *agentNode, r *store.Run, c *sto
 	return nil
 }
 
-// Continue advances a run left running by a process that stopped (Ctrl-C,
-// a crash), from its last checkpoint. A run whose process died on this
-// machine is taken over at once; otherwise once its lease has run out.
+// Continue advances a run that is ready to go on with no human: one left
+// running by a process that stopped (Ctrl-C, a crash), from its last
+// checkpoint; one whose calls were decided with --detach; one with a call
+// past its deadline, which it first declines. A run whose process died on
+// this machine is taken over at once; otherwise once its lease has run
+// out.
 func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
+	before, err := e.store.Run(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
 	r, t, err := e.touch(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	// Continue the deepest running run of the tree: its outcome bubbles up.
+	if r.Status != before.Status || r.Step != before.Step {
+		return e.Inspect(ctx, r.RootID) // touch expired calls and advanced it
+	}
+	// Continue the deepest running run of the tree: its outcome bubbles
+	// up; else a suspended run whose calls were all decided.
+	var next *store.Run
 	for _, run := range t.order {
-		if run.Status == store.Running {
-			r = run
+		if run.Status == store.Running || next == nil && run.Status == store.Suspended && decided(run, t.calls) {
+			next = run
 		}
 	}
-	if r.Status != store.Running {
-		return nil, conflictf("run %s is %s: only a run left running by a stopped process can be continued", r.ID, r.Status)
+	if next == nil {
+		return nil, conflictf("run %s is %s: only a run left running by a stopped process, or one whose calls were decided with --detach, can be continued", r.ID, r.Status)
 	}
-	if r, err = e.store.Run(ctx, r.ID); err != nil { // with its lease
+	if r, err = e.store.Run(ctx, next.ID); err != nil { // with its lease
 		return nil, err
 	}
 	g, err := e.graph(ctx, r.SpecHash)
 	if err != nil {
 		return nil, err
 	}
-	if r.Owner != "" && r.Expires.After(e.now()) {
-		if !deadOwner(r.Owner) {
-			return nil, conflictf("run %s is being advanced by %s (lease until %s)", r.ID, r.Owner, r.Expires.Format(time.RFC3339))
-		}
+	switch {
+	case r.Owner != "" && r.Expires.After(e.now()) && !deadOwner(r.Owner):
+		return nil, conflictf("run %s is being advanced by %s (lease until %s)", r.ID, r.Owner, r.Expires.Format(time.RFC3339))
+	case r.Owner != "" && r.Expires.After(e.now()):
 		err = e.store.Takeover(ctx, e.lease, r.ID, r.Owner)
-	} else {
-		err = e.store.Claim(ctx, e.lease, r.ID, store.Running)
+	default:
+		err = e.store.Claim(ctx, e.lease, r.ID, r.Status)
 	}
 	if err != nil {
 		return nil, err
 	}
+	r.Status = store.Running
 	return e.advanceTree(ctx, g, r)
+}
+
+// decided reports whether suspended run r has work with no human: an
+// approved call to run, or its latest turn's calls all done.
+func decided(r *store.Run, calls []*store.Call) bool {
+	n, approved := 0, false
+	for _, c := range calls {
+		if c.RunID != r.ID || c.Step != r.Step {
+			continue
+		}
+		switch c.Status {
+		case store.CallPending, store.CallInterrupted, store.CallExecuting:
+			return false
+		case store.CallApproved:
+			approved = true
+		}
+		n++
+	}
+	return approved || n > 0
 }
 
 // pending returns the calls waiting for a human.

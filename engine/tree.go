@@ -15,6 +15,19 @@ type tree struct {
 	calls []*store.Call
 }
 
+// load reads a run by its full id and its whole tree.
+func (e *Engine) load(ctx context.Context, id string) (*store.Run, *tree, error) {
+	r, err := e.store.Run(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := e.loadTree(ctx, r.RootID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, t, nil
+}
+
 // loadTree reads the tree rooted at rootID.
 func (e *Engine) loadTree(ctx context.Context, rootID string) (*tree, error) {
 	runs, err := e.store.Tree(ctx, rootID)
@@ -55,9 +68,9 @@ type TreeRun struct {
 }
 
 // Tree returns the tree a run belongs to, from its root, each run with
-// the calls waiting in its subtree.
+// the calls waiting in its subtree. It only reads.
 func (e *Engine) Tree(ctx context.Context, id string) ([]TreeRun, error) {
-	_, t, err := e.touch(ctx, id)
+	_, t, err := e.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +79,7 @@ func (e *Engine) Tree(ctx context.Context, id string) ([]TreeRun, error) {
 	walk = func(parent string, depth int) {
 		for _, r := range t.order {
 			if r.ParentID == parent {
-				out = append(out, TreeRun{RunView: *t.view(r), Depth: depth, ParentCall: r.ParentCall})
+				out = append(out, TreeRun{RunView: *e.overdue(t.view(r)), Depth: depth, ParentCall: r.ParentCall})
 				walk(r.ID, depth+1)
 			}
 		}

@@ -47,6 +47,9 @@ type PendingView struct {
 	Payload      json.RawMessage `json:"payload,omitempty"`      // what a suspended call shows
 	ResumeSchema json.RawMessage `json:"resumeSchema,omitempty"` // what its resume data must satisfy
 	Deadline     *time.Time      `json:"deadline,omitempty"`     // when it expires
+	// Overdue: the deadline has passed. Reads only show it; agentctl
+	// expire, the next decision on the run, or a worker declines it.
+	Overdue bool `json:"overdue,omitempty"`
 	// Needed approvals from different people, and how many it has.
 	Needed    int `json:"approvalsNeeded,omitempty"`
 	Approvals int `json:"approvals,omitempty"`
@@ -114,14 +117,22 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 }
 
 // Inspect returns a run by its full id with the calls waiting for a
-// human in its subtree (the whole tree for a root), first expiring
-// overdue ones.
+// human in its subtree (the whole tree for a root). It only reads.
 func (e *Engine) Inspect(ctx context.Context, id string) (*RunView, error) {
-	r, t, err := e.touch(ctx, id)
+	r, t, err := e.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return t.view(r), nil
+	return e.overdue(t.view(r)), nil
+}
+
+// overdue marks the pending calls of v whose deadline has passed.
+func (e *Engine) overdue(v *RunView) *RunView {
+	now := e.now()
+	for i, p := range v.Pending {
+		v.Pending[i].Overdue = p.Deadline != nil && p.Deadline.Before(now)
+	}
+	return v
 }
 
 // view renders run r of the tree with the waiting calls of its subtree.
@@ -155,9 +166,9 @@ func (t *tree) under(id, ancestor string) bool {
 }
 
 // Detail returns a run by its full id with its calls, decisions and
-// grants, first expiring overdue calls.
+// grants. It only reads.
 func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
-	r, t, err := e.touch(ctx, id)
+	r, t, err := e.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +181,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &RunDetail{RunView: *t.view(r), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: []string{}}
+	d := &RunDetail{RunView: *e.overdue(t.view(r)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: []string{}}
 	d.Grants = append(d.Grants, grants...)
 	for _, c := range calls {
 		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: c.Result,
@@ -183,12 +194,9 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	return d, nil
 }
 
-// List returns runs matching f, newest first, with their pending calls,
-// first expiring every overdue call.
+// List returns runs matching f, newest first, with their pending calls.
+// It only reads.
 func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
-	if _, err := e.ExpireAll(ctx); err != nil {
-		return nil, err
-	}
 	runs, err := e.store.List(ctx, f)
 	if err != nil {
 		return nil, err
@@ -219,10 +227,10 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 			for _, x := range tr {
 				paths[x.ID] = x.Path
 			}
-			out[i] = view(r, calls, paths)
+			out[i] = e.overdue(view(r, calls, paths))
 			continue
 		}
-		out[i] = view(r, calls, nil)
+		out[i] = e.overdue(view(r, calls, nil))
 	}
 	return out, nil
 }

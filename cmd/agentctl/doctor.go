@@ -32,7 +32,11 @@ func (a *app) doctorCmd() *cobra.Command {
 		Long:  doctorHelp,
 		Args:  argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := openDB(cmd.Context(), a.dbPath, true)
+			path, err := dbPath(a.dbPath)
+			if err != nil {
+				return err
+			}
+			db, err := openAny(cmd.Context(), path, true)
 			if err != nil {
 				return fmt.Errorf("doctor: %w", err)
 			}

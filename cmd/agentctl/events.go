@@ -27,6 +27,7 @@ completes or fails.`,
   agentctl events 01JD3F --follow | jq -c 'select(.type == "tool-result")'`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			a.readOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {

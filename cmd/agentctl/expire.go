@@ -13,8 +13,10 @@ func (a *app) expireCmd() *cobra.Command {
 		Short: "Decline every pending call past its approvalTimeout (for cron)",
 		Long: `Expire sweeps all runs: each pending call past its deadline (approvalTimeout
 on its tool or agent) is declined with reason "expired", recorded as a
-decision by agentctl, and its run continues. Any command that touches a
-run does the same for that run; expire is for runs nobody touches.`,
+decision by agentctl, and its run continues. A worker does the same, and
+so does the next command that decides or continues a run (approve,
+decline, resume, retry, resolve, send, continue); commands that only show
+state (list, show, events, status) never do: they show the call overdue.`,
 		Example: `  agentctl expire
   */5 * * * * agentctl expire -o json >> /var/log/agentctl-expire.log`,
 		Args: argsCheck(cobra.NoArgs),
@@ -24,7 +26,7 @@ run does the same for that run; expire is for runs nobody touches.`,
 			if err != nil {
 				return err
 			}
-			ids, err := e.ExpireAll(ctx)
+			ids, err := e.ExpireAll(ctx, "")
 			if err != nil {
 				return err
 			}

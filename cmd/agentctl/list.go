@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +25,7 @@ func (a *app) listCmd() *cobra.Command {
   agentctl list --agent oncall --limit 5 -o json`,
 		Args: argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.readOnly = true // reads only read: see docs/architecture.md
 			switch st := store.Status(status); st {
 			case "", store.Queued, store.Running, store.Suspended, store.Completed, store.Failed:
 			default:
@@ -78,16 +78,20 @@ func pendingCell(ps []engine.PendingView) string {
 	return cell
 }
 
-// firstDeadline is the earliest deadline of pending calls, or "-".
+// firstDeadline is the earliest deadline of pending calls, "overdue"
+// when it has passed, or "-".
 func firstDeadline(ps []engine.PendingView) string {
-	var first *time.Time
-	for _, p := range ps {
-		if p.Deadline != nil && (first == nil || p.Deadline.Before(*first)) {
-			first = p.Deadline
+	var first *engine.PendingView
+	for i, p := range ps {
+		if p.Deadline != nil && (first == nil || p.Deadline.Before(*first.Deadline)) {
+			first = &ps[i]
 		}
 	}
-	if first == nil {
+	switch {
+	case first == nil:
 		return "-"
+	case first.Overdue:
+		return "overdue"
 	}
-	return stamp(*first)
+	return stamp(*first.Deadline)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -10,7 +11,12 @@ import (
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
-const migrateHelp = `Copy every run, call, decision, event and spec snapshot from a SQLite
+const migrateHelp = `Without --from and --to, bring the schema of the --db database up to
+date: any command that writes does so when it opens a database, while
+commands that only read (list, show, events, status, doctor) never change
+it and ask for an upgrade instead.
+
+With them, copy every run, call, decision, event and spec snapshot from a SQLite
 database to a PostgreSQL one (the target's schema is created or brought up
 to date first), keeping run ids and the order of events, then verify the
 counts. Rows the target already has are left alone, so migrate is safe to
@@ -19,6 +25,7 @@ meanwhile. Stop the processes using the SQLite file first, or runs they
 advance later are not copied.
 
 Examples:
+  agentctl migrate --db ops.db
   agentctl migrate --from ~/.local/state/agentctl/agentctl.db --to postgres://agentctl@db/agentctl
   agentctl migrate --from ops.db --to "$AGENTCTL_PG" -o json`
 
@@ -26,13 +33,15 @@ func (a *app) migrateCmd() *cobra.Command {
 	var from, to string
 	var out format
 	cmd := &cobra.Command{
-		Use:   "migrate --from PATH.db --to postgres://...",
-		Short: "Copy a SQLite database into PostgreSQL",
+		Use:   "migrate [--from PATH.db --to postgres://...]",
+		Short: "Upgrade a database's schema, or copy a SQLite database into PostgreSQL",
 		Long:  migrateHelp,
 		Args:  argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			switch {
+			case from == "" && to == "":
+				return a.upgrade(ctx, out)
 			case from == "" || to == "":
 				return usageErr(errors.New("migrate needs --from PATH.db and --to postgres://..."))
 			case postgres.IsURL(from):
@@ -40,12 +49,12 @@ func (a *app) migrateCmd() *cobra.Command {
 			case !postgres.IsURL(to):
 				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL", to))
 			}
-			src, err := openDB(ctx, from, false)
+			src, err := openDB(ctx, from)
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
 			defer src.Close()
-			dst, err := openDB(ctx, to, false)
+			dst, err := openDB(ctx, to)
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
@@ -74,4 +83,19 @@ func (a *app) migrateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database `URL` to copy into")
 	addFormatFlag(cmd, &out)
 	return cmd
+}
+
+// upgrade brings the schema of the --db database up to date, as any
+// command that writes does on open, and says so.
+func (a *app) upgrade(ctx context.Context, out format) error {
+	db, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	now, _ := db.Schema()
+	if out == "json" {
+		return writeJSON(a.stdout, map[string]any{"database": db.Path(), "schema": now})
+	}
+	fmt.Fprintf(a.stdout, "database %s: schema %d, up to date\n", db.Path(), now)
+	return nil
 }

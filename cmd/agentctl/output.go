@@ -106,7 +106,10 @@ func printPending(w io.Writer, prefix string, p engine.PendingView) {
 	if p.Needed > 1 {
 		fmt.Fprintf(w, "  %d of %d approvals", p.Approvals, p.Needed)
 	}
-	if p.Deadline != nil {
+	switch {
+	case p.Overdue:
+		fmt.Fprintf(w, "  overdue since %s (agentctl expire declines it)", stamp(*p.Deadline))
+	case p.Deadline != nil:
 		fmt.Fprintf(w, "  expires %s", stamp(*p.Deadline))
 	}
 	if len(p.Path) > 1 {

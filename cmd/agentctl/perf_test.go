@@ -241,7 +241,7 @@ func BenchmarkThroughput(b *testing.B) {
 				} else {
 					path = filepath.Join(b.TempDir(), "t.db")
 				}
-				db, err := openDB(context.Background(), path, false)
+				db, err := openDB(context.Background(), path)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -307,7 +307,7 @@ func benchChild() int {
 	var loop func() error
 	switch os.Args[1] {
 	case "runs":
-		db, err := openDB(ctx, os.Args[2], false)
+		db, err := openDB(ctx, os.Args[2])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

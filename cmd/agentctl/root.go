@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"os/user"
@@ -62,6 +63,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	dbPath         string
+	readOnly       bool // the command only reads: open the database so
 	db             *sqlstore.DB
 	engines        []*engine.Engine
 }
@@ -188,12 +190,17 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// store opens the database on first use.
+// store opens the database on first use: for reading only when the
+// command only reads (a.readOnly).
 func (a *app) store(ctx context.Context) (*sqlstore.DB, error) {
 	if a.db != nil {
 		return a.db, nil
 	}
-	db, err := openDB(ctx, a.dbPath, false)
+	open := openDB
+	if a.readOnly {
+		open = openReader
+	}
+	db, err := open(ctx, a.dbPath)
 	if err != nil {
 		return nil, err
 	}
@@ -201,13 +208,51 @@ func (a *app) store(ctx context.Context) (*sqlstore.DB, error) {
 	return db, nil
 }
 
-// openDB opens the database --db (or $AGENTCTL_DB, ...) names: a
-// postgres:// URL, else a SQLite file.
-func openDB(ctx context.Context, flag string, readOnly bool) (*sqlstore.DB, error) {
+// openReader opens the database for a command that only reads: nothing is
+// created or migrated. A SQLite file that does not exist yet, or a
+// database with no agentctl schema, holds no runs; a schema older than
+// this build's says how to upgrade it.
+func openReader(ctx context.Context, flag string) (*sqlstore.DB, error) {
 	path, err := dbPath(flag)
 	if err != nil {
 		return nil, err
 	}
+	if !postgres.IsURL(path) {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
+		}
+	}
+	db, err := openAny(ctx, path, true)
+	if err != nil {
+		return nil, err
+	}
+	found, known := db.Schema()
+	if found == 0 {
+		// Created but never migrated (its creator died first): no runs.
+		db.Close()
+		return sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
+	}
+	if found < known {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w (schema %d of %d); this command only reads: upgrade it with agentctl migrate (same --db)",
+			db.Path(), store.ErrOldSchema, found, known)
+	}
+	return db, nil
+}
+
+// openDB opens the database --db (or $AGENTCTL_DB, ...) names: a
+// postgres:// URL, else a SQLite file.
+func openDB(ctx context.Context, flag string) (*sqlstore.DB, error) {
+	path, err := dbPath(flag)
+	if err != nil {
+		return nil, err
+	}
+	return openAny(ctx, path, false)
+}
+
+// openAny opens the database at path (a file or a postgres:// URL), for
+// reading only when readOnly.
+func openAny(ctx context.Context, path string, readOnly bool) (*sqlstore.DB, error) {
 	if postgres.IsURL(path) {
 		return postgres.Open(ctx, path, postgres.Options{ReadOnly: readOnly})
 	}

@@ -27,6 +27,7 @@ prints the whole tree of runs.`,
   agentctl show 01JD3F --tree`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			a.readOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {

@@ -209,8 +209,17 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 					log.Info("run advanced", "run", v.RunID, "agent", v.Agent, "status", v.Status, "took", time.Since(start).Round(time.Millisecond))
 					continue
 				}
-				// Work found nothing this worker may claim; with no run in
-				// flight anywhere (one may yet fail over to us), it is idle.
+				// Work found nothing this worker may claim: decline what
+				// is overdue, which advances its runs.
+				if ids, err := e.ExpireAll(ctx, f.agent); err != nil {
+					log.Error("expiring overdue calls failed", "err", err)
+				} else if len(ids) > 0 {
+					done.Add(int64(len(ids)))
+					log.Info("overdue calls declined", "runs", ids)
+					continue
+				}
+				// With no run in flight anywhere (one may yet fail over
+				// to us), it is idle.
 				if f.exitIdle && busy.Load() == 0 && !anyRunning(ctx, db) {
 					idleOnce.Do(func() { close(idle) })
 					return

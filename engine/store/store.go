@@ -358,7 +358,7 @@ var (
 	ErrForbidden = errors.New("forbidden")
 
 	// ErrUnavailable: the database cannot be used; nothing was changed.
-	// Each of the four errors below is also ErrUnavailable.
+	// Each of the errors below is also ErrUnavailable.
 	ErrUnavailable = errors.New("database unavailable")
 	// ErrBusy: another process held the write lock beyond the busy timeout.
 	ErrBusy error = &unavailable{"database busy"}
@@ -368,6 +368,9 @@ var (
 	ErrCorrupt error = &unavailable{"database corrupt"}
 	// ErrCannotWrite: the database or its directory cannot be written.
 	ErrCannotWrite error = &unavailable{"cannot write the database"}
+	// ErrOldSchema: a database opened only to read was written by an
+	// older agentctl and needs its schema upgraded first.
+	ErrOldSchema error = &unavailable{"database schema is older than this agentctl"}
 )
 
 type unavailable struct{ msg string }

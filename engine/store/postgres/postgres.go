@@ -82,7 +82,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 // schema reads the schema version, migrating (under an advisory lock, so
 // that racing processes migrate once) unless readOnly.
 func schema(ctx context.Context, db *sql.DB, readOnly bool) (int, error) {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS agentctl_schema (version INTEGER NOT NULL)`); err != nil && !readOnly {
+	if readOnly {
+		return readSchema(ctx, db)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS agentctl_schema (version INTEGER NOT NULL)`); err != nil {
 		return 0, err
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -90,17 +93,12 @@ func schema(ctx context.Context, db *sql.DB, readOnly bool) (int, error) {
 		return 0, err
 	}
 	defer tx.Rollback()
-	if !readOnly {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7226135)`); err != nil {
-			return 0, err
-		}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7226135)`); err != nil {
+		return 0, err
 	}
 	var v int
 	err = tx.QueryRowContext(ctx, `SELECT version FROM agentctl_schema`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		if readOnly {
-			return 0, nil
-		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO agentctl_schema(version) VALUES (0)`)
 	}
 	if err != nil {
@@ -110,7 +108,7 @@ func schema(ctx context.Context, db *sql.DB, readOnly bool) (int, error) {
 	case v > len(migrations):
 		return 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
 			store.ErrNewerSchema, v, len(migrations))
-	case readOnly || v == len(migrations):
+	case v == len(migrations):
 		return v, nil
 	}
 	for ; v < len(migrations); v++ {
@@ -122,6 +120,24 @@ func schema(ctx context.Context, db *sql.DB, readOnly bool) (int, error) {
 		return 0, err
 	}
 	return v, tx.Commit()
+}
+
+// readSchema reads the schema version and writes nothing: a database
+// with no schema table is at version 0.
+func readSchema(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	err := db.QueryRowContext(ctx, `SELECT version FROM agentctl_schema`).Scan(&v)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "42P01", errors.Is(err, sql.ErrNoRows): // undefined_table
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case v > len(migrations):
+		return 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
+			store.ErrNewerSchema, v, len(migrations))
+	}
+	return v, nil
 }
 
 // classify maps PostgreSQL failures to the store's sentinels.

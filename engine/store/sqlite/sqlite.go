@@ -35,6 +35,10 @@ type Options struct {
 	ReadOnly bool
 }
 
+// Memory, as a path, opens an empty database in memory that lives as
+// long as the DB: what a read of a database that does not exist yet sees.
+const Memory = ":memory:"
+
 // DB is a Store in one SQLite file.
 type DB = sqlstore.DB
 
@@ -77,6 +81,8 @@ type opener struct {
 func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
 	fi, err := os.Stat(o.path)
 	switch {
+	case o.path == Memory:
+		readOnly = false // nothing on disk to protect
 	case err == nil && fi.IsDir():
 		return nil, 0, fmt.Errorf("%w: it is a directory", store.ErrCannotWrite)
 	case err != nil && readOnly:
@@ -100,6 +106,9 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	q.Add("_pragma", "foreign_keys(on)")
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + (&url.URL{Path: o.path}).EscapedPath() + "?" + q.Encode()
+	if o.path == Memory {
+		dsn = "file::memory:?" + q.Encode()
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, 0, err

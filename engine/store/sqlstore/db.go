@@ -67,6 +67,10 @@ func New(db *sql.DB, d Dialect, now func() time.Time, path string, version, know
 	return &DB{db: db, d: d, now: now, path: path, version: version, known: known}
 }
 
+// Schema returns the schema version found on open and the latest this
+// build knows; a database opened only to read is not migrated.
+func (s *DB) Schema() (found, known int) { return s.version, s.known }
+
 // SQL returns the underlying database, for the backend's own work
 // (migrations, copying).
 func (s *DB) SQL() *sql.DB { return s.db }

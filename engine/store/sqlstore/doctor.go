@@ -101,9 +101,14 @@ func (s *DB) Doctor(ctx context.Context) (*Report, error) {
 			return r, nil // the rest would read damaged pages
 		}
 	}
-	if s.version < s.known {
+	switch {
+	case s.version == 0:
+		r.Findings = append(r.Findings, Finding{Check: "schema", Status: FindingOK,
+			Detail: "no agentctl schema yet: an empty database, which the next command that writes sets up"})
+		return r, nil
+	case s.version < s.known:
 		r.Findings = append(r.Findings, Finding{Check: "schema", Status: FindingWarn,
-			Detail: fmt.Sprintf("schema %d of %d: the next command that opens it for writing migrates it", s.version, s.known)})
+			Detail: fmt.Sprintf("schema %d of %d: upgrade it with agentctl migrate (any command that writes also does)", s.version, s.known)})
 		return r, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM runs GROUP BY status`)

@@ -287,7 +287,7 @@ func (s *DB) Claim(ctx context.Context, lease store.Lease, runID string, from ..
 		if held || !slices.Contains(from, status) {
 			return &store.StateError{RunID: runID, Status: status, Want: from}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ? WHERE id = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ? WHERE id = ?`,
 			lease.Owner, ms(now.Add(lease.TTL)), ms(now), runID)
 		return err
 	})
