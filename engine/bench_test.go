@@ -8,7 +8,7 @@ func BenchmarkLoadSnapshot(b *testing.B) {
 	g := compile(b, oncall)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := LoadSnapshot(g.snapshot, nil); err != nil {
+		if _, err := LoadSnapshot(g.snapshot, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

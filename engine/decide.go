@@ -64,16 +64,7 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A decision addresses a call anywhere in the run's tree: call ids are
-	// unique in a tree, and the root is where a human sees them all.
-	targets, err := choose(t.root, t.calls, d)
-	var stale *staleError
-	if errors.As(err, &stale) {
-		if stale.call == nil {
-			return nil, e.nothingWaiting(ctx, t, stale.what)
-		}
-		return nil, e.conflict(ctx, stale.call)
-	}
+	targets, err := e.targets(ctx, t, d)
 	if err != nil {
 		return nil, err
 	}
@@ -90,76 +81,16 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	// before any is decided: a refused attempt is recorded and changes
 	// nothing else.
 	for _, runID := range runsOf(targets) {
-		run := t.runs[runID]
-		var mine []*store.Call
-		for _, c := range targets {
-			if c.RunID == runID {
-				mine = append(mine, c)
-			}
-		}
+		mine := callsOf(targets, runID)
 		for _, c := range mine {
-			if why := e.check(g, run, t.root.StartedBy, c, d); why != "" {
+			if why := e.check(g, t.runs[runID], t.root.StartedBy, c, d); why != "" {
 				return nil, e.refuse(ctx, runID, mine, d, why)
 			}
 		}
 	}
 	var v *RunView
 	for _, runID := range runsOf(targets) {
-		run := t.runs[runID]
-		a, ok := g.agents[run.Agent]
-		if !ok {
-			return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", run.ID, run.Agent)
-		}
-		var ds []*store.Decision
-		var evs []store.Event
-		for _, c := range targets {
-			if c.RunID != runID {
-				continue
-			}
-			rec := &store.Decision{RunID: run.ID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason, ArgsBefore: c.Args,
-				Needed: c.Needed}
-			switch d.Action {
-			case store.Approve:
-				if d.Args != nil {
-					if rec.ArgsAfter, err = checkArgs(a, c, d.Args); err != nil {
-						return nil, err
-					}
-				}
-			case store.Resume:
-				if rec.Data, err = checkResume(a, c, d.Data); err != nil {
-					return nil, err
-				}
-			case store.Decline:
-				rec.Result = declined(d.By, d.Reason)
-				done := *c
-				done.Status, done.Result = store.CallDeclined, rec.Result
-				evs = append(evs, resultEvent(run.ID, &done))
-			case store.Resolve:
-				rec.Status, rec.Result = store.CallSucceeded, d.Output
-				if d.Failed {
-					rec.Status = store.CallFailed
-				}
-				done := *c
-				done.Status, done.Result = rec.Status, rec.Result
-				evs = append(evs, resultEvent(run.ID, &done))
-			}
-			ds = append(ds, rec)
-			if d.Always {
-				ds = append(ds, &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
-			}
-		}
-		if v, err = e.record(ctx, g, run, ds, evs, d.Detach); err != nil {
-			var fe *store.ForbiddenError
-			if errors.As(err, &fe) {
-				// Refused in the store (the same approver twice): record it.
-				var mine []*store.Call
-				for _, c := range targets {
-					if c.RunID == runID && c.ID == fe.CallID {
-						mine = append(mine, c)
-					}
-				}
-				return nil, e.refuse(ctx, runID, mine, d, fe.Reason)
-			}
+		if v, err = e.decideRun(ctx, g, t.runs[runID], callsOf(targets, runID), d); err != nil {
 			return nil, err
 		}
 	}
@@ -169,18 +100,124 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	return e.Inspect(ctx, t.root.ID)
 }
 
+// targets picks the calls of a run's tree a decision is about: call ids
+// are unique in a tree, and the root is where a human sees them all.
+// A call no longer waiting is explained by the decision taken on it.
+func (e *Engine) targets(ctx context.Context, t *tree, d Decision) ([]*store.Call, error) {
+	targets, err := choose(t.root, t.calls, d)
+	var stale *staleError
+	switch {
+	case errors.As(err, &stale) && stale.call == nil:
+		return nil, e.nothingWaiting(ctx, t, stale.what)
+	case errors.As(err, &stale):
+		return nil, e.conflict(ctx, stale.call)
+	}
+	return targets, err
+}
+
+// callsOf returns the calls that belong to one run.
+func callsOf(calls []*store.Call, runID string) []*store.Call {
+	var out []*store.Call
+	for _, c := range calls {
+		if c.RunID == runID {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// decideRun records a decision on calls of one run, checked first
+// (edited arguments, resume data), and advances the run when that leaves
+// this process holding it.
+func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls []*store.Call, d Decision) (*RunView, error) {
+	a, ok := g.agents[run.Agent]
+	if !ok {
+		return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", run.ID, run.Agent)
+	}
+	var b batch
+	b.detach = d.Detach
+	for _, c := range calls {
+		rec, ev, err := e.decision(ctx, a, c, d)
+		if err != nil {
+			return nil, err
+		}
+		b.ds = append(b.ds, rec)
+		if ev != nil {
+			b.evs = append(b.evs, *ev)
+		}
+		if d.Always {
+			b.ds = append(b.ds, &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
+		}
+	}
+	v, err := e.record(ctx, g, run, b)
+	var fe *store.ForbiddenError
+	if errors.As(err, &fe) {
+		// Refused in the store (the same approver twice): record it.
+		var mine []*store.Call
+		for _, c := range calls {
+			if c.ID == fe.CallID {
+				mine = append(mine, c)
+			}
+		}
+		return nil, e.refuse(ctx, run.ID, mine, d, fe.Reason)
+	}
+	return v, err
+}
+
+// decision is the record of a decision on one call, with the event that
+// reports its result when it has one (decline, resolve).
+func (e *Engine) decision(ctx context.Context, a *agentNode, c *store.Call, d Decision) (*store.Decision, *store.Event, error) {
+	rec := &store.Decision{RunID: c.RunID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason,
+		ArgsBefore: c.Args, Needed: c.Needed}
+	var err error
+	switch d.Action {
+	case store.Approve:
+		if d.Args != nil {
+			rec.ArgsAfter, err = checkArgs(ctx, a, c, d.Args)
+		}
+		return rec, nil, err
+	case store.Resume:
+		rec.Data, err = checkResume(a, c, d.Data)
+		return rec, nil, err
+	case store.Decline:
+		rec.Result = declined(d.By, d.Reason)
+	case store.Resolve:
+		rec.Status, rec.Result = store.CallSucceeded, d.Output
+		if d.Failed {
+			rec.Status = store.CallFailed
+		}
+	default:
+		return rec, nil, nil
+	}
+	done := *c
+	done.Status, done.Result = rec.Status, rec.Result
+	if d.Action == store.Decline {
+		done.Status = store.CallDeclined
+	}
+	ev := resultEvent(c.RunID, &done)
+	return rec, &ev, nil
+}
+
+// batch is decisions on calls of one run, recorded together, with the
+// events that report them; detach leaves the run to a worker.
+type batch struct {
+	ds     []*store.Decision
+	evs    []store.Event
+	detach bool
+}
+
 // record stores decisions and, when this process thereby holds the run,
 // advances it, handing a finished child's outcome up its tree.
-func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, ds []*store.Decision, evs []store.Event, detach bool) (*RunView, error) {
+func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, b batch) (*RunView, error) {
 	lease := e.lease
-	if detach {
+	if b.detach {
 		lease = store.Lease{} // leave the run to a worker
 	}
-	claimed, err := e.store.Decide(ctx, ds, lease, evs...)
+	claimed, err := e.store.Decide(ctx, b.ds, lease, b.evs...)
 	if err != nil {
 		return nil, err
 	}
-	e.emit(evs)
+	e.emit(b.evs)
 	if !claimed {
 		// Another process holds the run and will see the decision.
 		return e.Inspect(ctx, r.ID)
@@ -287,16 +324,19 @@ func (e *Engine) conflict(ctx context.Context, c *store.Call) error {
 }
 
 // checkArgs validates edited arguments against the tool's input schema.
-func checkArgs(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
+func checkArgs(ctx context.Context, a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
 		return nil, usagef("--args for call %s: not a JSON object", c.ID)
 	}
-	t, ok := a.tools[c.Tool]
-	if !ok {
+	t, err := a.tool(ctx, c.Tool)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--args for call %s: %w", c.ID, err)
+	case t == nil:
 		return nil, usagef("--args for call %s: the agent has no tool %q", c.ID, c.Tool)
 	}
-	if err := describeViolations(t.spec.ValidateInput(args)); err != nil {
+	if err := describeViolations(t.tool.Input().Validate(args)); err != nil {
 		return nil, usagef("--args for call %s (%s) break its input schema:%v", c.ID, c.Tool, err)
 	}
 	return json.Marshal(args)
@@ -314,8 +354,8 @@ func checkResume(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMess
 	if _, ok := data.(map[string]any); !ok {
 		return nil, usagef("resume data for call %s: want a JSON object", c.ID)
 	}
-	if t, ok := a.tools[c.Tool]; ok {
-		if err := describeViolations(t.spec.ResumeSchema.Validate(data)); err != nil {
+	if t := a.decl(c.Tool); t != nil {
+		if err := describeViolations(t.ResumeSchema.Validate(data)); err != nil {
 			return nil, usagef("resume data for call %s (%s) breaks its resumeSchema:%v", c.ID, c.Tool, err)
 		}
 	}

@@ -12,16 +12,17 @@ import (
 // same store and on the same spec snapshot, advanced here. Its final text
 // becomes the call's result; while it waits for a human, so does the call
 // (kind delegation), and the whole tree is suspended.
-func (e *Engine) delegate(ctx context.Context, g *Graph, a, sub *agentNode, r *store.Run, st *state, c *store.Call) error {
+func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) error {
+	e, g, a, r, st := rn.e, rn.g, rn.a, rn.r, rn.st
 	if depth := len(r.Path); st.MaxDepth > 0 && depth > st.MaxDepth {
-		return e.settle(ctx, r, c, store.CallApproved, store.CallFailed,
+		return rn.settle(ctx, c, store.CallApproved, store.CallFailed,
 			fmt.Sprintf("error: delegation refused: the tree is already %d levels deep (maxDepth %d)", depth, st.MaxDepth))
 	}
 	var args struct {
 		Task string `json:"task"`
 	}
 	if err := json.Unmarshal(c.Args, &args); err != nil {
-		return e.settle(ctx, r, c, store.CallApproved, store.CallFailed, "error: invalid arguments: "+err.Error())
+		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: invalid arguments: "+err.Error())
 	}
 	// Policy flows down: a sub-agent never runs pre-approved because it
 	// was delegated to.

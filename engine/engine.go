@@ -18,12 +18,17 @@ import (
 
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/toolkits"
 )
 
 // Config configures an Engine. Zero fields take defaults.
 type Config struct {
 	// Models are the model providers; default model.Default().
 	Models model.Registry
+	// Toolkits build the tools of the specs the engine runs; default
+	// builtin.Table().
+	Toolkits toolkits.Table
 	// LeaseTTL is how long a run stays held by a process that stops
 	// renewing it (a crashed one). Default 60s.
 	LeaseTTL time.Duration
@@ -48,6 +53,7 @@ type Config struct {
 type Engine struct {
 	store   store.Store
 	models  model.Registry
+	kits    toolkits.Table
 	lease   store.Lease
 	now     func() time.Time
 	onEvent func(store.Event)
@@ -80,6 +86,7 @@ func New(st store.Store, cfg Config) *Engine {
 	return &Engine{
 		store:   st,
 		models:  cfg.Models,
+		kits:    cfg.Toolkits,
 		lease:   store.Lease{Owner: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(tok[:])), TTL: cfg.LeaseTTL},
 		now:     cfg.Now,
 		onEvent: cfg.OnEvent,
@@ -117,8 +124,9 @@ func conflictf(format string, args ...any) error {
 	return &requestError{kind: store.ErrConflict, msg: fmt.Sprintf(format, args...)}
 }
 
-// Models returns the engine's model providers.
-func (e *Engine) Models() model.Registry { return e.models }
+// Compile compiles a spec with the engine's model providers and
+// toolkits.
+func (e *Engine) Compile(s *spec.Spec) (*Graph, error) { return Compile(s, e.models, e.kits) }
 
 // newRunID returns a new run id: a ULID, sortable by creation time and
 // carrying 80 random bits.
@@ -138,7 +146,7 @@ func (e *Engine) graph(ctx context.Context, hash string) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err = LoadSnapshot(snap, e.models)
+	g, err = LoadSnapshot(snap, e.models, e.kits)
 	if err != nil {
 		return nil, err
 	}

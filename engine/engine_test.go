@@ -41,7 +41,7 @@ func compile(t testing.TB, src string) *Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Compile(s, nil)
+	g, err := Compile(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

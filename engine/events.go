@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -69,20 +67,16 @@ func (e *Engine) emit(evs []store.Event) {
 	}
 }
 
-// streamTo returns the call option that streams a model's text to the
+// streamTo returns the callback that streams a model's text to the
 // OnEvent hook as live text-delta events, or nil without a hook.
-func (e *Engine) streamTo(runID string, streamed *bool) llms.CallOption {
+func (e *Engine) streamTo(runID string, streamed *bool) func(string) {
 	if e.onEvent == nil {
 		return nil
 	}
-	return llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
-		if len(chunk) == 0 {
-			return nil
-		}
+	return func(chunk string) {
 		*streamed = true
-		e.emit([]store.Event{event(runID, EventTextDelta, map[string]any{"text": string(chunk)})})
-		return nil
-	})
+		e.emit([]store.Event{event(runID, EventTextDelta, map[string]any{"text": chunk})})
+	}
 }
 
 // resultEvent reports a call's result.

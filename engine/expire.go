@@ -83,7 +83,7 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 		done.Status, done.Result = store.CallDeclined, d.Result
 		evs = append(evs, resultEvent(r.ID, &done))
 	}
-	_, err = e.record(ctx, g, r, ds, evs, false)
+	_, err = e.record(ctx, g, r, batch{ds: ds, evs: evs})
 	if errors.Is(err, store.ErrConflict) {
 		return false, nil // decided meanwhile by someone else
 	}

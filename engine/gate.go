@@ -4,30 +4,28 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/spec/tmpl"
+	"github.com/agentctl/agentctl/spec"
 )
 
 // gate enters a model's tool call in the ledger and decides, once,
 // whether it waits for a human. Arguments are untrusted: a call to an
 // unknown tool or with arguments that break the tool's schema fails at
 // once, and the model is told why. The verdict and its reason are kept
-// with the call.
-func (e *Engine) gate(ctx context.Context, a *agentNode, st *state, r *store.Run, grants func() []string, id string, seq int, fc *llms.FunctionCall) *store.Call {
-	c := &store.Call{ID: id, Seq: seq, Step: r.Step, Tool: fc.Name, Status: store.CallApproved}
-	args, err := decodeArgs(fc.Arguments)
+// with the call. Every tool, whatever its toolkit, passes here.
+func (rn *runner) gate(ctx context.Context, tc toolCallPart, seq int) (*store.Call, error) {
+	a := rn.a
+	c := &store.Call{ID: tc.ID, Seq: seq, Step: rn.r.Step, Tool: tc.Tool, Status: store.CallApproved}
+	args, err := decodeArgs(tc.Args)
 	if err == nil {
 		c.Args, _ = json.Marshal(args)
 	} else {
-		c.Args, _ = json.Marshal(fc.Arguments) // kept as the string the model sent
+		c.Args, _ = json.Marshal(tc.Args) // kept as the string the model sent
 	}
-	if _, ok := a.subs[fc.Name]; ok {
+	if _, ok := a.subs[tc.Tool]; ok {
 		// A delegation: the sub-agent's own calls pass their gates.
 		task, _ := args["task"].(string)
 		switch {
@@ -36,78 +34,76 @@ func (e *Engine) gate(ctx context.Context, a *agentNode, st *state, r *store.Run
 		case strings.TrimSpace(task) == "":
 			c.Status, c.Result = store.CallFailed, `error: invalid arguments: a delegation needs {"task": "..."}`
 		default:
-			c.Gate = "delegation to sub-agent " + fc.Name
+			c.Gate = "delegation to sub-agent " + tc.Tool
 		}
-		return c
+		return c, nil
 	}
-	if s, name, ok := a.mcpTool(fc.Name); ok && err == nil {
-		e.gateMCP(ctx, a, st, c, args, s, name)
-		if c.Status == store.CallPending && slices.Contains(grants(), c.Tool) {
-			c.Status, c.Kind = store.CallApproved, ""
-			c.Gate = "approved for the rest of the run (approve --always); would need: " + strings.TrimPrefix(c.Gate, "required by ")
-		}
-		if c.Status == store.CallPending {
-			c.Deadline = e.deadline(a, nil)
-		}
-		return c
-	}
-	t, ok := a.tools[fc.Name]
+	t, lerr := a.tool(ctx, tc.Tool)
 	switch {
-	case !ok || t.mcp != nil:
-		c.Status, c.Result = store.CallFailed, fmt.Sprintf("error: unknown tool %q; available tools: %s", fc.Name, strings.Join(toolNames(a), ", "))
-		return c
+	case lerr != nil:
+		c.Status, c.Result = store.CallFailed, "error: "+lerr.Error()
+		return c, nil
+	case t == nil:
+		c.Status, c.Result = store.CallFailed, fmt.Sprintf("error: unknown tool %q; available tools: %s", tc.Tool, strings.Join(a.toolNames(ctx), ", "))
+		return c, nil
 	case err != nil:
 		c.Status, c.Result = store.CallFailed, "error: invalid arguments: "+err.Error()
-		return c
+		return c, nil
 	}
-	if err := describeSchemaError(t.spec.ValidateInput(args)); err != nil {
+	c.Tool = t.tool.Name()
+	if err := describeSchemaError(t.tool.Input().Validate(args)); err != nil {
 		c.Status, c.Result = store.CallFailed, "error: invalid arguments: "+err.Error()
-		return c
+		return c, nil
 	}
+	return c, rn.approval(ctx, c, t, args)
+}
+
+// approval decides whether a valid call waits for a human: the tool's
+// own condition, the agent's requireToolApproval, the run's
+// --require-approval, unless a human approved the tool for the rest of
+// the run.
+func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args map[string]any) error {
+	v := t.tool.Approval(args, runVars(rn.r))
 	var why []string
-	need, err := t.spec.RequireApproval.Eval(tmpl.Env{"input": args, "run": runVars(r)})
-	switch {
-	case err != nil:
-		// Fail closed: a condition that cannot be evaluated asks a human.
-		c.GateError = err.Error()
-		why = append(why, "requireApproval failed to evaluate")
-	case need:
-		if _, isConst := t.spec.RequireApproval.IsConst(); isConst {
-			why = append(why, "tool requireApproval")
-		} else {
-			why = append(why, "requireApproval "+t.spec.RequireApproval.Source())
-		}
+	if v.Err != nil {
+		c.GateError = v.Err.Error()
 	}
-	if a.spec.RequireToolApproval {
+	if v.Need {
+		why = append(why, v.Why)
+	}
+	if rn.a.spec.RequireToolApproval {
 		why = append(why, "agent requireToolApproval")
 	}
-	if st.RequireApproval {
+	if rn.st.RequireApproval {
 		why = append(why, "run --require-approval")
 	}
-	switch {
-	case len(why) == 0:
-		if _, isConst := t.spec.RequireApproval.IsConst(); !isConst {
-			c.Gate = "not required: requireApproval " + t.spec.RequireApproval.Source() + " is false"
-		}
-	case slices.Contains(grants(), c.Tool):
-		c.Gate = "approved for the rest of the run (approve --always); would need: " + strings.Join(why, ", ")
-	default:
-		c.Status, c.Kind = store.CallPending, store.KindApproval
-		c.Gate = "required by " + strings.Join(why, ", ")
-		c.Deadline = e.deadline(a, t)
-		if t.spec.Approvals > 1 {
-			c.Needed = t.spec.Approvals
-		}
+	if len(why) == 0 {
+		c.Gate = v.Why
+		return nil
 	}
-	return c
+	granted, err := rn.granted(ctx, c.Tool)
+	if err != nil {
+		return err
+	}
+	if granted {
+		c.Gate = "approved for the rest of the run (approve --always); would need: " + strings.Join(why, ", ")
+		return nil
+	}
+	c.Status, c.Kind = store.CallPending, store.KindApproval
+	c.Gate = "required by " + strings.Join(why, ", ")
+	c.Deadline = rn.e.deadline(rn.a, t.decl)
+	if t.decl.Approvals > 1 {
+		c.Needed = t.decl.Approvals
+	}
+	return nil
 }
 
 // deadline is when a call that starts waiting now expires: the tool's
 // approvalTimeout, else the agent's; zero for none.
-func (e *Engine) deadline(a *agentNode, t *toolNode) time.Time {
+func (e *Engine) deadline(a *agentNode, t *spec.Tool) time.Time {
 	var d time.Duration
 	if t != nil {
-		d = t.spec.ApprovalTimeout
+		d = t.ApprovalTimeout
 	}
 	if d == 0 {
 		d = a.spec.ApprovalTimeout
@@ -124,10 +120,11 @@ func runVars(r *store.Run) map[string]any {
 }
 
 // toolNames lists what the agent's model may call: tools and sub-agents.
-func toolNames(a *agentNode) []string {
-	names := make([]string, len(a.defs))
-	for i, d := range a.defs {
-		names[i] = d.Function.Name
+func (a *agentNode) toolNames(ctx context.Context) []string {
+	defs, _ := a.toolDefs(ctx)
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.Name
 	}
 	return names
 }

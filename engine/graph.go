@@ -10,16 +10,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
-	"github.com/agentctl/agentctl/toolkits/exec"
-	"github.com/agentctl/agentctl/toolkits/file"
-	toolhttp "github.com/agentctl/agentctl/toolkits/http"
-	toolmcp "github.com/agentctl/agentctl/toolkits/mcp"
-	"github.com/agentctl/agentctl/toolkits/output"
+	"github.com/agentctl/agentctl/toolkits/builtin"
 )
 
 // Graph is a spec compiled for running: each agent bound to its model and
@@ -36,10 +30,8 @@ type Graph struct {
 type agentNode struct {
 	spec  *spec.Agent
 	model *modelNode
-	tools map[string]*toolNode // by spec name; an MCP server stands for its tools
-	mcps  []*toolmcp.Server
+	kits  []*kitNode            // its tool declarations, in spec order
 	subs  map[string]*agentNode // sub-agents, offered to the model as tools
-	defs  []llms.Tool           // tools then sub-agents, as offered to the model
 }
 
 // taskSchema is the input of a delegation to a sub-agent.
@@ -53,20 +45,11 @@ func taskSchema() map[string]any {
 	}
 }
 
-type toolNode struct {
-	spec   *spec.Tool
-	action toolkits.Action
-	mcp    *toolmcp.Server // instead of action: a server's tools
-	// secrets are the env names its action reads: their values are cut
-	// out of its results before anything is stored.
-	secrets []string
-}
-
 // modelNode builds its model on first use: a run that only approves a
 // call on a scripted model never builds an API client.
 type modelNode struct {
 	spec  *spec.Model
-	build func() (llms.Model, error)
+	build func() (model.Model, error)
 }
 
 // checkModels builds the models a run of a would use (override replacing
@@ -98,10 +81,13 @@ func (g *Graph) checkModels(a *agentNode, override string) error {
 }
 
 // Compile binds a loaded spec to model providers (nil means
-// model.Default()) and toolkits.
-func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
+// model.Default()) and toolkits (nil means builtin.Table()).
+func Compile(s *spec.Spec, models model.Registry, kits toolkits.Table) (*Graph, error) {
 	if models == nil {
 		models = model.Default()
+	}
+	if kits == nil {
+		kits = builtin.Table()
 	}
 	snap, err := json.Marshal(s.Sources)
 	if err != nil {
@@ -115,85 +101,47 @@ func Compile(s *spec.Spec, models model.Registry) (*Graph, error) {
 		if _, ok := models[m.Provider]; !ok {
 			return nil, fmt.Errorf("%s: model %s: provider %q is not available", m.Pos, name, m.Provider)
 		}
-		mnodes[name] = &modelNode{spec: m, build: sync.OnceValues(func() (llms.Model, error) {
+		mnodes[name] = &modelNode{spec: m, build: sync.OnceValues(func() (model.Model, error) {
 			return models.New(context.Background(), m)
 		})}
 	}
-	tnodes := map[string]*toolNode{}
+	knodes := map[string]*kitNode{}
 	for name, t := range s.Tools {
-		n := &toolNode{spec: t}
-		switch {
-		case t.Exec != nil:
-			n.action = exec.New(t.Exec)
-			for _, c := range t.Exec.Command {
-				n.secrets = append(n.secrets, c.EnvNames()...)
-			}
-			for _, v := range t.Exec.Env {
-				n.secrets = append(n.secrets, v.EnvNames()...)
-			}
-		case t.HTTP != nil:
-			a, err := toolhttp.New(t.HTTP)
-			if err != nil {
-				return nil, fmt.Errorf("%s: tool %s: %w", t.Pos, name, err)
-			}
-			n.action = a
-			n.secrets = append(append(n.secrets, t.HTTP.URL.EnvNames()...), t.HTTP.Body.EnvNames()...)
-			for _, v := range t.HTTP.Query {
-				n.secrets = append(n.secrets, v.EnvNames()...)
-			}
-			for _, v := range t.HTTP.Headers {
-				n.secrets = append(n.secrets, v.EnvNames()...)
-			}
-		case t.File != nil:
-			n.action = file.New(t.File)
-			n.secrets = append(append(n.secrets, t.File.Path.EnvNames()...), t.File.Content.EnvNames()...)
-		case t.Output != nil:
-			n.action = output.New(t.Output)
-			n.secrets = t.Output.EnvNames()
-		case t.MCP != nil:
-			n.mcp = toolmcp.New(name, t.MCP)
-		default:
-			return nil, fmt.Errorf("%s: tool %s has no action", t.Pos, name)
+		build, ok := kits[t.Kind()]
+		if !ok {
+			return nil, fmt.Errorf("%s: tool %s: no toolkit for %q", t.Pos, name, t.Kind())
 		}
-		tnodes[name] = n
+		kit, err := build(t)
+		if err != nil {
+			return nil, err
+		}
+		knodes[name] = &kitNode{spec: t, kit: kit}
 	}
 	for name, a := range s.Agents {
-		n := &agentNode{spec: a, model: mnodes[a.Model], tools: map[string]*toolNode{}}
+		n := &agentNode{spec: a, model: mnodes[a.Model]}
 		for _, tn := range a.Tools {
-			t := tnodes[tn]
-			n.tools[tn] = t
-			if t.mcp != nil {
-				n.mcps = append(n.mcps, t.mcp) // its tools are listed when first needed
-				continue
-			}
-			n.defs = append(n.defs, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
-				Name: tn, Description: t.spec.Description, Parameters: t.spec.Input.Doc,
-			}})
+			n.kits = append(n.kits, knodes[tn])
 		}
 		g.agents[name] = n
 	}
 	for _, n := range g.agents {
 		n.subs = map[string]*agentNode{}
 		for _, sub := range n.spec.Agents {
-			sn := g.agents[sub]
-			n.subs[sub] = sn
-			n.defs = append(n.defs, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
-				Name: sub, Description: sn.spec.Description, Parameters: taskSchema(),
-			}})
+			n.subs[sub] = g.agents[sub]
 		}
 	}
 	return g, nil
 }
 
-// Close stops the MCP servers the graph started.
+// Close stops what the graph's toolkits started (MCP servers).
 func (g *Graph) Close() error {
 	var errs []error
-	seen := map[*toolmcp.Server]bool{}
+	seen := map[*kitNode]bool{}
 	for _, a := range g.agents {
-		for _, s := range a.mcps {
-			if !seen[s] {
-				seen[s] = true
-				errs = append(errs, s.Close())
+		for _, k := range a.kits {
+			if !seen[k] {
+				seen[k] = true
+				errs = append(errs, k.kit.Close())
 			}
 		}
 	}
@@ -221,7 +169,7 @@ func (g *Graph) Agents() []string {
 }
 
 // LoadSnapshot loads and compiles a spec snapshot as stored with a run.
-func LoadSnapshot(snap []byte, models model.Registry) (*Graph, error) {
+func LoadSnapshot(snap []byte, models model.Registry, kits toolkits.Table) (*Graph, error) {
 	var srcs []spec.Source
 	if err := json.Unmarshal(snap, &srcs); err != nil {
 		return nil, fmt.Errorf("spec snapshot: %w", err)
@@ -230,5 +178,5 @@ func LoadSnapshot(snap []byte, models model.Registry) (*Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec snapshot: %w", err)
 	}
-	return Compile(s, models)
+	return Compile(s, models, kits)
 }

@@ -21,11 +21,11 @@ type policy struct {
 // approvers, else the agent's; separate duties if either asks.
 func policyOf(a *agentNode, tool string) policy {
 	p := policy{approvers: a.spec.Approvers, separate: a.spec.SeparateDuties}
-	if t, ok := a.tools[tool]; ok && t.spec != nil {
-		if !t.spec.Approvers.Empty() {
-			p.approvers = t.spec.Approvers
+	if t := a.decl(tool); t != nil {
+		if !t.Approvers.Empty() {
+			p.approvers = t.Approvers
 		}
-		p.separate = p.separate || t.spec.SeparateDuties
+		p.separate = p.separate || t.SeparateDuties
 	}
 	return p
 }

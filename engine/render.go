@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentctl/agentctl/spec"
 )
 
 // Graph picture formats.
@@ -13,40 +15,29 @@ const (
 	FormatDot     = "dot"
 )
 
-// gateNote describes a tool's approval gate in an agent, or "".
-func gateNote(a *agentNode, t *toolNode) string {
-	var why []string
-	if need, isConst := t.spec.RequireApproval.IsConst(); isConst && need {
-		why = append(why, "always")
-	} else if !isConst {
-		why = append(why, "when "+t.spec.RequireApproval.Source())
-	}
+// gateNote describes a tool declaration's approval gate in an agent, or
+// "".
+func gateNote(a *agentNode, k *kitNode) string {
+	why := k.kit.Describe().Gate
 	if a.spec.RequireToolApproval {
 		why = append(why, "every call (agent requireToolApproval)")
-	}
-	if m := t.spec.MCP; m != nil {
-		if need, isConst := m.RequireApproval.IsConst(); !isConst || need {
-			why = append(why, "for its tools "+m.RequireApproval.Source())
-		}
-		if m.AutoApproveReadOnly {
-			why = append(why, "(read-only tools free)")
-		}
 	}
 	if len(why) == 0 {
 		return ""
 	}
 	note := "approval: " + strings.Join(why, " or ")
-	if d := t.spec.ApprovalTimeout; d > 0 {
+	t := k.spec
+	if d := t.ApprovalTimeout; d > 0 {
 		note += fmt.Sprintf(", expires after %s", d)
 	} else if d := a.spec.ApprovalTimeout; d > 0 {
 		note += fmt.Sprintf(", expires after %s", d)
 	}
-	p := policyOf(a, t.spec.Name)
+	p := policyOf(a, t.Name)
 	if !p.approvers.Empty() {
 		note += "; approvers: " + p.approvers.String()
 	}
-	if t.spec.Approvals > 1 {
-		note += fmt.Sprintf("; %d approvals from different people", t.spec.Approvals)
+	if t.Approvals > 1 {
+		note += fmt.Sprintf("; %d approvals from different people", t.Approvals)
 	}
 	if p.separate {
 		note += "; not by whoever started the run"
@@ -55,16 +46,16 @@ func gateNote(a *agentNode, t *toolNode) string {
 }
 
 // suspendNote describes a tool's suspension point, or "".
-func suspendNote(t *toolNode) string {
-	sp := t.spec.Suspend
+func suspendNote(t *spec.Tool) string {
+	sp := t.Suspend
 	if sp == nil {
 		return ""
 	}
 	note := "suspends when " + sp.When.Source()
-	if t.spec.ResumeSchema != nil {
+	if t.ResumeSchema != nil {
 		note += ", resumes with data matching resumeSchema"
 	}
-	if sk := t.spec.Skip; sk != nil {
+	if sk := t.Skip; sk != nil {
 		note += "; skips when " + sk.When.Source()
 	}
 	return note
@@ -105,13 +96,12 @@ func (g *Graph) Render(agent, format string) (string, error) {
 			for _, sub := range a.spec.Agents {
 				fmt.Fprintf(&b, "  delegates to %s\n", sub)
 			}
-			for _, name := range a.spec.Tools {
-				t := a.tools[name]
-				fmt.Fprintf(&b, "  tool %s  (%s)\n", name, action(t))
-				if n := gateNote(a, t); n != "" {
+			for _, k := range a.kits {
+				fmt.Fprintf(&b, "  tool %s  (%s)\n", k.spec.Name, k.kit.Describe().Action)
+				if n := gateNote(a, k); n != "" {
 					fmt.Fprintf(&b, "    %s\n", n)
 				}
-				if n := suspendNote(t); n != "" {
+				if n := suspendNote(k.spec); n != "" {
 					fmt.Fprintf(&b, "    %s\n", n)
 				}
 			}
@@ -188,48 +178,24 @@ func diagram(agents []*agentNode) ([]node, []edge) {
 		for _, sub := range a.spec.Agents {
 			edges = append(edges, edge{from: id, to: "agent_" + sub, label: "delegates"})
 		}
-		for _, name := range a.spec.Tools {
-			t := a.tools[name]
+		for _, k := range a.kits {
+			name := k.spec.Name
 			suffix := a.spec.Name + "__" + name
 			from := id
-			if n := gateNote(a, t); n != "" {
+			if n := gateNote(a, k); n != "" {
 				nodes = append(nodes, node{"gate_" + suffix, "gate", []string{n}})
 				edges = append(edges, edge{from: id, to: "gate_" + suffix})
 				from = "gate_" + suffix
 			}
-			nodes = append(nodes, node{"tool_" + suffix, "tool", []string{"tool " + name, action(t)}})
+			nodes = append(nodes, node{"tool_" + suffix, "tool", []string{"tool " + name, k.kit.Describe().Action}})
 			edges = append(edges, edge{from: from, to: "tool_" + suffix})
-			if n := suspendNote(t); n != "" {
+			if n := suspendNote(k.spec); n != "" {
 				nodes = append(nodes, node{"susp_" + suffix, "suspend", []string{n}})
 				edges = append(edges, edge{from: "tool_" + suffix, to: "susp_" + suffix, dashed: true})
 			}
 		}
 	}
 	return nodes, edges
-}
-
-// action names what a tool does.
-func action(t *toolNode) string {
-	switch {
-	case t.spec.Exec != nil:
-		argv := make([]string, len(t.spec.Exec.Command))
-		for i, a := range t.spec.Exec.Command {
-			argv[i] = a.Source()
-		}
-		return "exec " + strings.Join(argv, " ")
-	case t.spec.Output != nil:
-		return "output"
-	case t.spec.HTTP != nil:
-		return t.spec.HTTP.Method + " " + t.spec.HTTP.URL.Source()
-	case t.spec.File != nil:
-		return "file " + t.spec.File.Op + " in " + t.spec.File.Root
-	case t.spec.MCP != nil:
-		if t.spec.MCP.URL != "" {
-			return "mcp server " + t.spec.MCP.URL
-		}
-		return "mcp server " + strings.Join(t.spec.MCP.Command, " ")
-	}
-	return "no action"
 }
 
 // mermaid escapes a label for a quoted mermaid node.

@@ -2,16 +2,12 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -99,89 +95,6 @@ type InterruptedError struct{ RunID string }
 
 func (e *InterruptedError) Error() string {
 	return fmt.Sprintf("interrupted: run %s is checkpointed; continue it with agentctl continue %s", e.RunID, e.RunID)
-}
-
-// step is advance without the handling of interruption.
-func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
-	stop := e.heartbeat(ctx, r.ID)
-	defer stop()
-	a, ok := g.agents[r.Agent]
-	if !ok {
-		return e.fail(ctx, r, fmt.Errorf("agent %q is not in the run's spec", r.Agent))
-	}
-	st, err := decodeState(r)
-	if err != nil {
-		return nil, err
-	}
-	calls, err := e.store.Calls(ctx, r.ID)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		// The ledger in memory is this process's own writes; other
-		// processes only decide pending calls, which Suspend detects.
-		turn := slices.DeleteFunc(slices.Clone(calls), func(c *store.Call) bool { return c.Step != r.Step })
-		if c := find(turn, store.CallApproved); c != nil {
-			if err := e.execute(ctx, g, a, r, st, c); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if c := find(turn, store.CallExecuting); c != nil {
-			// Left executing by a process that died: its side effect may
-			// have happened. Only an idempotent tool runs again by itself.
-			if err := e.recover(ctx, a, r, c); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if find(turn, store.CallPending) != nil || find(turn, store.CallInterrupted) != nil {
-			err := e.store.Suspend(ctx, e.lease, r)
-			if errors.Is(err, store.ErrNotIdle) {
-				// A decision arrived while we worked: act on it.
-				if calls, err = e.store.Calls(ctx, r.ID); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if slices.ContainsFunc(calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation && c.Status == store.CallPending }) {
-				return e.Inspect(ctx, r.ID) // what waits is in the subtree
-			}
-			return view(r, pending(calls), nil), nil
-		}
-		if r.Step-st.TurnStart >= a.spec.MaxSteps {
-			return e.fail(ctx, r, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, a.spec.Name, a.spec.MaxSteps))
-		}
-		newCalls, err := e.modelTurn(ctx, g, a, r, st, calls)
-		if err != nil {
-			return nil, err
-		}
-		if r.Status.Terminal() {
-			return view(r, nil, nil), nil
-		}
-		calls = append(calls, newCalls...)
-	}
-}
-
-// recover deals with a call found executing while this process holds the
-// run, that is, left so by a process that died.
-func (e *Engine) recover(ctx context.Context, a *agentNode, r *store.Run, c *store.Call) error {
-	m := store.Move{RunID: r.ID, CallID: c.ID, From: store.CallExecuting, To: store.CallInterrupted, Kind: store.KindInterrupted,
-		Result: "interrupted: the process running this call stopped; it may or may not have taken effect"}
-	if t, ok := a.tools[c.Tool]; ok && t.spec.Idempotent {
-		m.To, m.Kind, m.Result = store.CallApproved, "", ""
-	}
-	if err := e.store.MoveCall(ctx, e.lease, m); err != nil {
-		return err
-	}
-	c.Status, c.Kind, c.Result = m.To, m.Kind, m.Result
-	return nil
 }
 
 // Continue advances a run that is ready to go on with no human: one left
@@ -283,123 +196,6 @@ func find(calls []*store.Call, s store.CallStatus) *store.Call {
 		}
 	}
 	return nil
-}
-
-// modelTurn asks the model for its next turn and checkpoints the answer:
-// final text completes the run; tool calls enter the ledger, each through
-// the approval gate.
-func (e *Engine) modelTurn(ctx context.Context, g *Graph, a *agentNode, r *store.Run, st *state, calls []*store.Call) ([]*store.Call, error) {
-	node := a.model
-	if n, ok := g.models[st.Model]; ok {
-		node = n
-	}
-	llm, err := node.build()
-	if err != nil {
-		return nil, e.failErr(ctx, r, err)
-	}
-	defs, err := e.toolDefs(ctx, a)
-	if err != nil {
-		return nil, e.failErr(ctx, r, err)
-	}
-	var opts []llms.CallOption
-	if len(defs) > 0 {
-		opts = append(opts, llms.WithTools(defs))
-	}
-	if t := node.spec.Temperature; t != nil {
-		opts = append(opts, llms.WithTemperature(*t))
-	}
-	if n := node.spec.MaxTokens; n > 0 {
-		opts = append(opts, llms.WithMaxTokens(n))
-	}
-	var streamed bool
-	if o := e.streamTo(r.ID, &streamed); o != nil {
-		opts = append(opts, o)
-	}
-	resp, err := llm.GenerateContent(ctx, st.conversation(calls), opts...)
-	if err == nil && (resp == nil || len(resp.Choices) == 0) {
-		err = errors.New("the model returned no choices")
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err() // interrupted: leave the run as checkpointed
-		}
-		return nil, e.failErr(ctx, r, fmt.Errorf("model %s: %w", node.spec.Name, err))
-	}
-	// Grants are looked up only when a call would need approval.
-	var grants []string
-	var grantsErr error
-	loadGrants := sync.OnceValue(func() []string {
-		grants, grantsErr = e.store.Grants(ctx, r.ID)
-		return grants
-	})
-	choice := resp.Choices[0]
-	addUsage(&r.Usage, choice.GenerationInfo)
-	msg := message{Role: "assistant", Text: choice.Content}
-	r.Step++
-	var newCalls []*store.Call
-	var evs []store.Event
-	live := 0 // events the hook has had already: text streamed live
-	if choice.Content != "" {
-		evs = append(evs, event(r.ID, EventTextDelta, map[string]any{"text": choice.Content}))
-		if streamed {
-			live = 1
-		}
-	}
-	seq := len(calls)
-	prefix := ""
-	if r.ParentCall != "" {
-		prefix = r.ParentCall + "/"
-	}
-	for _, tc := range choice.ToolCalls {
-		if tc.FunctionCall == nil {
-			continue
-		}
-		seq++
-		// Call ids are unique in a run's whole tree: a child's calls carry
-		// the id of the delegation that made the child.
-		id := tc.ID
-		if id == "" || slices.ContainsFunc(calls, func(c *store.Call) bool { return c.ID == prefix+id }) ||
-			slices.ContainsFunc(newCalls, func(c *store.Call) bool { return c.ID == prefix+id }) {
-			id = fmt.Sprintf("call_%d", seq)
-		}
-		id = prefix + id
-		msg.ToolCalls = append(msg.ToolCalls, toolCallPart{ID: id, Tool: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments})
-		c := e.gate(ctx, a, st, r, loadGrants, id, seq, tc.FunctionCall)
-		if grantsErr != nil {
-			return nil, grantsErr
-		}
-		newCalls = append(newCalls, c)
-		evs = append(evs, event(r.ID, EventToolCall, map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args}))
-		switch {
-		case c.Status == store.CallPending:
-			fields := map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args, "gate": c.Gate}
-			if c.GateError != "" {
-				fields["gateError"] = c.GateError
-			}
-			if !c.Deadline.IsZero() {
-				fields["deadline"] = c.Deadline
-			}
-			evs = append(evs, event(r.ID, EventToolCallApproval, fields))
-		case c.Status.Done():
-			evs = append(evs, resultEvent(r.ID, c))
-		}
-	}
-	finish := "tool-calls"
-	if len(newCalls) == 0 {
-		finish = "stop"
-	}
-	evs = append(evs, event(r.ID, EventStepFinish, map[string]any{"step": r.Step, "finishReason": finish}))
-	st.Messages = append(st.Messages, msg)
-	r.State = st.encode()
-	if len(newCalls) == 0 {
-		r.Status, r.Output = store.Completed, choice.Content
-		evs = append(evs, event(r.ID, EventFinish, map[string]any{"output": r.Output}))
-	}
-	if err := e.store.Checkpoint(ctx, e.lease, r, newCalls, evs...); err != nil {
-		return nil, err
-	}
-	e.emit(evs[live:])
-	return newCalls, nil
 }
 
 // fail ends a run with an error.

@@ -7,8 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
-
+	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/spec"
 )
@@ -67,7 +66,8 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 	}
 	var notice string
 	if wasSuspended {
-		if notice, err = e.autoResume(ctx, a, r, st, calls, m); err != nil {
+		rn := &runner{e: e, g: g, a: a, r: r, st: st, calls: calls}
+		if notice, err = rn.autoResume(ctx, m); err != nil {
 			return nil, err
 		}
 	}
@@ -82,10 +82,11 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 // suspended call that declares a resumeSchema, and resumes the call with
 // it when it validates. It returns a notice for the user when nothing was
 // resumed.
-func (e *Engine) autoResume(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call, m Message) (string, error) {
+func (rn *runner) autoResume(ctx context.Context, m Message) (string, error) {
+	e, a, r := rn.e, rn.a, rn.r
 	var waiting []string
 	var target *store.Call
-	for _, c := range calls {
+	for _, c := range rn.calls {
 		if c.Status != store.CallPending || c.Kind == store.KindDelegation {
 			continue
 		}
@@ -100,8 +101,8 @@ func (e *Engine) autoResume(ctx context.Context, a *agentNode, r *store.Run, st 
 	case target == nil:
 		return "the message was added; no suspended call of this run declares a resumeSchema, so the run still waits for: " + strings.Join(waiting, ", "), nil
 	}
-	t := a.tools[target.Tool]
-	data, err := e.extract(ctx, a, r, st, calls, target, t)
+	t := a.decl(target.Tool)
+	data, err := rn.extract(ctx, target, t)
 	if err != nil {
 		return fmt.Sprintf("could not resume call %s from the message: %v; the run still waits for: %s",
 			target.ID, err, strings.Join(waiting, ", ")), nil
@@ -118,53 +119,42 @@ func (e *Engine) autoResume(ctx context.Context, a *agentNode, r *store.Run, st 
 // the suspended call's resumeSchema as its parameters, and returns the
 // arguments it was called with once they validate. The exchange joins
 // the conversation, so the model knows what happened.
-func (e *Engine) extract(ctx context.Context, a *agentNode, r *store.Run, st *state, calls []*store.Call, target *store.Call, t *toolNode) (json.RawMessage, error) {
-	llm, err := a.model.build()
-	if err != nil {
-		return nil, err
-	}
+func (rn *runner) extract(ctx context.Context, target *store.Call, t *spec.Tool) (json.RawMessage, error) {
+	e, r, st := rn.e, rn.r, rn.st
 	var params map[string]any
 	if err := json.Unmarshal(target.ResumeSchema, &params); err != nil {
 		return nil, err
 	}
-	tool := llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+	tool := model.ToolDef{
 		Name: spec.ResumeTool,
 		Description: fmt.Sprintf("Give the data that tool call %s (%s) waits for, taken from the user's last message. It showed: %s",
 			target.ID, target.Tool, target.Payload),
 		Parameters: params,
-	}}
-	conv := st.conversation(calls)
-	resp, err := llm.GenerateContent(ctx, conv, llms.WithTools([]llms.Tool{tool}),
-		llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: spec.ResumeTool}}))
+	}
+	resp, err := rn.generate(ctx, &model.Request{Messages: st.conversation(rn.calls), Tools: []model.ToolDef{tool}, Force: spec.ResumeTool})
 	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", a.spec.Model, err)
+		return nil, err
 	}
-	if len(resp.Choices) == 0 {
-		return nil, fmt.Errorf("the model returned no choices")
-	}
-	choice := resp.Choices[0]
-	i := slices.IndexFunc(choice.ToolCalls, func(tc llms.ToolCall) bool {
-		return tc.FunctionCall != nil && tc.FunctionCall.Name == spec.ResumeTool
-	})
+	i := slices.IndexFunc(resp.ToolCalls, func(tc model.ToolCall) bool { return tc.Name == spec.ResumeTool })
 	if i < 0 {
 		return nil, fmt.Errorf("the model did not call %s", spec.ResumeTool)
 	}
-	tc := choice.ToolCalls[i]
+	tc := resp.ToolCalls[i]
 	id := tc.ID
 	if id == "" {
 		id = fmt.Sprintf("resume_%s_%d", target.ID, len(st.Messages))
 	}
 	var data map[string]any
-	err = json.Unmarshal([]byte(tc.FunctionCall.Arguments), &data)
+	err = json.Unmarshal([]byte(tc.Args), &data)
 	if err == nil {
-		err = describeSchemaError(t.spec.ResumeSchema.Validate(data))
+		err = describeSchemaError(t.ResumeSchema.Validate(data))
 	}
 	outcome := "Resume data accepted for call " + target.ID + "."
 	if err != nil {
 		outcome = "Resume data refused: " + err.Error()
 	}
 	st.Messages = append(st.Messages,
-		message{Role: "assistant", Text: choice.Content, ToolCalls: []toolCallPart{{ID: id, Tool: spec.ResumeTool, Args: tc.FunctionCall.Arguments}}},
+		message{Role: "assistant", Text: resp.Text, ToolCalls: []toolCallPart{{ID: id, Tool: spec.ResumeTool, Args: tc.Args}}},
 		message{Role: "tool", CallID: id, Tool: spec.ResumeTool, Text: outcome})
 	r.State = st.encode()
 	if cerr := e.store.Checkpoint(ctx, e.lease, r, nil); cerr != nil {

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/tmc/langchaingo/llms"
-
+	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -31,27 +30,11 @@ type state struct {
 // Usage counts a run's model calls and tokens.
 type Usage = store.Usage
 
-// addUsage counts one model call from its GenerationInfo.
-func addUsage(u *Usage, info map[string]any) {
+// addUsage counts one model call.
+func addUsage(u *Usage, got model.Usage) {
 	u.ModelCalls++
-	u.InputTokens += firstInt(info, "PromptTokens", "InputTokens", "input_tokens")
-	u.OutputTokens += firstInt(info, "CompletionTokens", "OutputTokens", "output_tokens")
-}
-
-func firstInt(m map[string]any, keys ...string) int {
-	for _, k := range keys {
-		switch v := m[k].(type) {
-		case int:
-			return v
-		case int32:
-			return int(v)
-		case int64:
-			return int(v)
-		case float64:
-			return int(v)
-		}
-	}
-	return 0
+	u.InputTokens += got.InputTokens
+	u.OutputTokens += got.OutputTokens
 }
 
 // message is one message of a run's conversation.
@@ -90,45 +73,33 @@ func (st *state) encode() []byte {
 
 // conversation renders the checkpoint and the call ledger as the messages
 // sent to a model: each assistant turn with tool calls is followed by one
-// tool message per call (OpenAI wants one message per result).
-func (st *state) conversation(calls []*store.Call) []llms.MessageContent {
+// tool message per call.
+func (st *state) conversation(calls []*store.Call) []model.Message {
 	byID := make(map[string]*store.Call, len(calls))
 	for _, c := range calls {
 		byID[c.ID] = c
 	}
-	out := make([]llms.MessageContent, 0, len(st.Messages)+len(calls))
+	out := make([]model.Message, 0, len(st.Messages)+len(calls))
 	for _, m := range st.Messages {
 		switch m.Role {
-		case "system":
-			out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, m.Text))
-		case "user":
-			out = append(out, llms.TextParts(llms.ChatMessageTypeHuman, m.Text))
+		case "system", "user":
+			out = append(out, model.Message{Role: model.Role(m.Role), Text: m.Text})
 		case "tool":
-			out = append(out, toolMessage(m.CallID, m.Tool, m.Text))
+			out = append(out, model.Message{Role: model.ToolRole, CallID: m.CallID, Tool: m.Tool, Text: m.Text})
 		case "assistant":
-			mc := llms.MessageContent{Role: llms.ChatMessageTypeAI}
-			if m.Text != "" {
-				mc.Parts = append(mc.Parts, llms.TextContent{Text: m.Text})
-			}
+			am := model.Message{Role: model.Assistant, Text: m.Text}
 			for _, tc := range m.ToolCalls {
-				mc.Parts = append(mc.Parts, llms.ToolCall{ID: tc.ID, Type: "function",
-					FunctionCall: &llms.FunctionCall{Name: tc.Tool, Arguments: tc.Args}})
+				am.ToolCalls = append(am.ToolCalls, model.ToolCall{ID: tc.ID, Name: tc.Tool, Args: tc.Args})
 			}
-			out = append(out, mc)
+			out = append(out, am)
 			for _, tc := range m.ToolCalls {
 				if c := byID[tc.ID]; c != nil {
-					out = append(out, toolMessage(tc.ID, tc.Tool, result(tc, c)))
+					out = append(out, model.Message{Role: model.ToolRole, CallID: tc.ID, Tool: tc.Tool, Text: result(tc, c)})
 				}
 			}
 		}
 	}
 	return out
-}
-
-func toolMessage(id, tool, content string) llms.MessageContent {
-	return llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
-		llms.ToolCallResponse{ToolCallID: id, Name: tool, Content: content},
-	}}
 }
 
 // result is what the model is told of a call: its result, saying so when

@@ -141,6 +141,25 @@ type Tool struct {
 	SeparateDuties bool
 }
 
+// Kind names the kind of the tool's declaration, the toolkit that
+// carries it out (a row of toolkits.Table): exec, http, file, output or
+// mcp; "" when it declares no action.
+func (t *Tool) Kind() string {
+	switch {
+	case t.Exec != nil:
+		return "exec"
+	case t.HTTP != nil:
+		return "http"
+	case t.File != nil:
+		return "file"
+	case t.Output != nil:
+		return "output"
+	case t.MCP != nil:
+		return "mcp"
+	}
+	return ""
+}
+
 // ValidateInput checks arguments against the tool's input schema. The
 // error is a *jsonschema.ValidationError when the arguments are invalid.
 func (t *Tool) ValidateInput(args map[string]any) error { return t.Input.Validate(args) }

@@ -1,12 +1,17 @@
-// Package toolkits defines the one interface every tool implementation
-// meets. Each toolkit (exec, output, ...) lives in its own sub-package and
-// builds an Action from its part of a tool's spec.
+// Package toolkits defines the one contract between the engine and every
+// tool implementation. Each toolkit (exec, http, file, output, mcp) lives
+// in its own sub-package and turns its part of a tool declaration into a
+// Kit: the tools that declaration provides. A Table maps each kind of
+// declaration to the toolkit that builds it; the engine compiles specs
+// with one (package builtin has the default).
 package toolkits
 
 import (
 	"context"
 	"os"
 	"strings"
+
+	"github.com/agentctl/agentctl/spec"
 )
 
 // Call is one validated tool call to carry out.
@@ -43,6 +48,76 @@ type Result struct {
 // as a failed result.
 type Action interface {
 	Do(ctx context.Context, c Call) (Result, error)
+}
+
+// Tool is one tool a model may call, whatever carries it out. The engine
+// validates a call's arguments against Input, asks Approval, records the
+// call as executing, runs Do, and cuts the values of Secrets out of the
+// result before anything is stored: the same path for every tool.
+type Tool interface {
+	Action
+	// Name is agentctl's name for the tool: its declaration's name, or
+	// DECL.TOOL for one of several tools a declaration provides (an MCP
+	// server's). Declaration names hold no dot.
+	Name() string
+	// Description tells the model what the tool does.
+	Description() string
+	// Input is the JSON Schema its arguments must satisfy.
+	Input() *spec.Schema
+	// Approval evaluates the tool's own approval condition for a call
+	// with these arguments (valid against Input) in a run (id, agent,
+	// step). The engine adds the agent's and the run's conditions.
+	Approval(input, run map[string]any) Verdict
+	// Secrets names the environment variables whose values the tool
+	// handles: they never reach the database, whatever the tool echoes.
+	Secrets() []string
+}
+
+// Verdict is a tool's own approval condition, evaluated for one call.
+type Verdict struct {
+	// Need reports that a human must approve the call.
+	Need bool
+	// Why says what requires approval, or why none is needed when that
+	// is worth recording; it is kept with the call.
+	Why string
+	// Err is why the condition could not be evaluated; Need is then
+	// true: a gate fails closed.
+	Err error
+}
+
+// Kit is what one tool declaration provides: one tool, or the tools of a
+// server, listed when first needed.
+type Kit interface {
+	// Tools returns the declaration's tools, starting what they need
+	// (a server) on first call.
+	Tools(ctx context.Context) ([]Tool, error)
+	// Describe says what the declaration does, for agentctl graph.
+	Describe() Description
+	// Close stops what Tools started.
+	Close() error
+}
+
+// Description is what agentctl graph shows of a declaration.
+type Description struct {
+	// Action names what it does: "exec CMD ARGS", "GET URL", ...
+	Action string
+	// Gate lists the declaration's own approval conditions ("always",
+	// "when EXPR", ...); empty when its calls need none of their own.
+	Gate []string
+}
+
+// Builder builds the Kit of one tool declaration.
+type Builder func(t *spec.Tool) (Kit, error)
+
+// Table maps a kind of declaration (spec.Tool.Kind) to the toolkit that
+// builds it.
+type Table map[string]Builder
+
+// Decl returns the name of the declaration that provides a tool: the part
+// of its name before the first dot.
+func Decl(tool string) string {
+	name, _, _ := strings.Cut(tool, ".")
+	return name
 }
 
 // Environ returns the process environment as a map, for ${{ env.NAME }}.

@@ -78,7 +78,7 @@ func benchDB(b *testing.B, n int) (string, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := engine.Compile(s, nil)
+	g, err := engine.Compile(s, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func perfGraph() *engine.Graph {
 	if err != nil {
 		panic(err)
 	}
-	g, err := engine.Compile(s, nil)
+	g, err := engine.Compile(s, nil, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -53,7 +53,7 @@ snapshot of the spec: editing the files later does not change it.`,
 			if err != nil {
 				return err
 			}
-			g, err := engine.Compile(s, e.Models())
+			g, err := e.Compile(s)
 			if err != nil {
 				return usageErr(err)
 			}

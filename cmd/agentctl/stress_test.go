@@ -58,7 +58,7 @@ func TestRaceStress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := engine.Compile(s, nil)
+	g, err := engine.Compile(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func compileSpec(files []string) (*spec.Spec, *engine.Graph, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := engine.Compile(s, nil)
+	g, err := engine.Compile(s, nil, nil)
 	if err != nil {
 		return nil, nil, usageErr(err)
 	}

@@ -1,6 +1,8 @@
-// Package model turns model declarations into langchaingo models. Which
-// providers exist is a Registry value passed to the engine, so tests and
-// embedders choose their own.
+// Package model is the engine's model interface (Model, Request,
+// Response) and turns model declarations into models. Providers are
+// built on langchaingo, behind one adapter; which providers exist is a
+// Registry value passed to the engine, so tests and embedders choose
+// their own.
 package model
 
 import (
@@ -67,14 +69,14 @@ func (r Registry) Replaying(path string) Registry {
 }
 
 // New builds the model m declares.
-func (r Registry) New(ctx context.Context, m *spec.Model) (llms.Model, error) {
+func (r Registry) New(ctx context.Context, m *spec.Model) (Model, error) {
 	p, ok := r[m.Provider]
 	if !ok {
 		return nil, fmt.Errorf("model %s: provider %q is not available", m.Name, m.Provider)
 	}
-	llm, err := p(ctx, m)
+	l, err := p(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", m.Name, err)
 	}
-	return llm, nil
+	return llm{m: l}, nil
 }

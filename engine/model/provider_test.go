@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentctl/agentctl/engine/model/modeltest"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
@@ -37,12 +35,11 @@ func TestOpenAICompatibleProviders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := llm.GenerateContent(context.Background(),
-				[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.WithMaxTokens(50))
+			resp, err := llm.Generate(context.Background(), &Request{Messages: []Message{{Role: User, Text: "hi"}}, MaxTokens: 50})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := resp.Choices[0].Content; got != "done: hi" {
+			if got := resp.Text; got != "done: hi" {
 				t.Errorf("answer %q", got)
 			}
 			r := srv.Requests()[0]

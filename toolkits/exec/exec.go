@@ -14,6 +14,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/spec"
@@ -127,4 +128,19 @@ func (w *capped) String() string {
 		return w.buf.String()
 	}
 	return fmt.Sprintf("%s\n[... %d bytes truncated]", w.buf.String(), w.dropped)
+}
+
+// Kit builds the tool of an exec declaration: the environment variables
+// its command and env read are its secrets.
+func Kit(t *spec.Tool) (toolkits.Kit, error) {
+	var vars []string
+	argv := make([]string, len(t.Exec.Command))
+	for i, c := range t.Exec.Command {
+		vars = append(vars, c.EnvNames()...)
+		argv[i] = c.Source()
+	}
+	for _, v := range t.Exec.Env {
+		vars = append(vars, v.EnvNames()...)
+	}
+	return &toolkits.Declared{Spec: t, Act: New(t.Exec), Summary: "exec " + strings.Join(argv, " "), Vars: vars}, nil
 }

@@ -141,3 +141,11 @@ func explain(p string, err error) error {
 	}
 	return err
 }
+
+// Kit builds the tool of a file declaration: the environment variables
+// its path and content read are its secrets.
+func Kit(t *spec.Tool) (toolkits.Kit, error) {
+	f := t.File
+	return &toolkits.Declared{Spec: t, Act: New(f), Summary: "file " + f.Op + " in " + f.Root,
+		Vars: append(f.Path.EnvNames(), f.Content.EnvNames()...)}, nil
+}

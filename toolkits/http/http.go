@@ -175,3 +175,21 @@ func unwrapURLError(err error) error {
 	}
 	return err
 }
+
+// Kit builds the tool of an http declaration: the environment variables
+// its URL, body, query and headers read are its secrets.
+func Kit(t *spec.Tool) (toolkits.Kit, error) {
+	h := t.HTTP
+	a, err := New(h)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tool %s: %w", t.Pos, t.Name, err)
+	}
+	vars := append(h.URL.EnvNames(), h.Body.EnvNames()...)
+	for _, v := range h.Query {
+		vars = append(vars, v.EnvNames()...)
+	}
+	for _, v := range h.Headers {
+		vars = append(vars, v.EnvNames()...)
+	}
+	return &toolkits.Declared{Spec: t, Act: a, Summary: h.Method + " " + h.URL.Source(), Vars: vars}, nil
+}

@@ -29,10 +29,14 @@ type Tool struct {
 	ReadOnly    bool // the server annotates it read-only
 }
 
-// Server is a declared MCP server.
+// Server is a declared MCP server: a toolkits.Kit whose tools are the
+// ones the server lists, named Name.TOOL.
 type Server struct {
 	Name string // the spec's name for it: its tools are Name.TOOL
 	spec *spec.MCP
+	// secrets are the environment variables its env reads: a server
+	// that echoes one has it cut from the result.
+	secrets []string
 
 	once  sync.Once
 	cli   *client.Client
@@ -41,10 +45,18 @@ type Server struct {
 }
 
 // New returns a Server for a declaration; nothing starts until it is used.
-func New(name string, m *spec.MCP) *Server { return &Server{Name: name, spec: m} }
+func New(name string, m *spec.MCP) *Server {
+	s := &Server{Name: name, spec: m}
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+		s.secrets = append(s.secrets, m.Env[k].EnvNames()...)
+	}
+	return s
+}
 
-// Spec returns the server's declaration.
-func (s *Server) Spec() *spec.MCP { return s.spec }
+// Kit builds the Kit of an mcp declaration.
+func Kit(t *spec.Tool) (toolkits.Kit, error) { return New(t.Name, t.MCP), nil }
+
+var _ toolkits.Kit = (*Server)(nil)
 
 // connect starts the server and lists its tools, once.
 func (s *Server) connect(ctx context.Context) error {
@@ -99,26 +111,68 @@ func (s *Server) start(ctx context.Context) error {
 	return nil
 }
 
-// Tools returns the tools the server lists, starting it if needed.
-func (s *Server) Tools(ctx context.Context) ([]Tool, error) {
+// Tools implements toolkits.Kit: the tools the server lists, starting it
+// if needed.
+func (s *Server) Tools(ctx context.Context) ([]toolkits.Tool, error) {
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
-	return s.tools, nil
+	out := make([]toolkits.Tool, len(s.tools))
+	for i := range s.tools {
+		out[i] = &serverTool{s: s, t: &s.tools[i]}
+	}
+	return out, nil
 }
 
-// Tool returns one of the server's tools by name.
-func (s *Server) Tool(ctx context.Context, name string) (*Tool, error) {
-	tools, err := s.Tools(ctx)
-	if err != nil {
-		return nil, err
+// Describe implements toolkits.Kit.
+func (s *Server) Describe() toolkits.Description {
+	d := toolkits.Description{Action: "mcp server " + s.spec.URL}
+	if s.spec.URL == "" {
+		d.Action = "mcp server " + strings.Join(s.spec.Command, " ")
 	}
-	for i := range tools {
-		if tools[i].Name == name {
-			return &tools[i], nil
-		}
+	if need, isConst := s.spec.RequireApproval.IsConst(); !isConst || need {
+		d.Gate = append(d.Gate, "for its tools "+s.spec.RequireApproval.Source())
 	}
-	return nil, fmt.Errorf("mcp server %s has no tool %q", s.Name, name)
+	if s.spec.AutoApproveReadOnly {
+		d.Gate = append(d.Gate, "(read-only tools free)")
+	}
+	return d
+}
+
+// serverTool is one of a server's tools, as a toolkits.Tool.
+type serverTool struct {
+	s *Server
+	t *Tool
+}
+
+func (t *serverTool) Name() string        { return t.s.Name + "." + t.t.Name }
+func (t *serverTool) Description() string { return t.t.Description }
+func (t *serverTool) Input() *spec.Schema { return t.t.Input }
+func (t *serverTool) Secrets() []string   { return t.s.secrets }
+
+func (t *serverTool) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
+	return t.s.Call(ctx, t.t.Name, c)
+}
+
+// Approval is the server's declared condition over tool and input (the
+// tool's own, else the server's), with read-only tools free when the
+// spec says so.
+func (t *serverTool) Approval(input, _ map[string]any) toolkits.Verdict {
+	m := t.s.spec
+	cond, perTool := m.Tools[t.t.Name]
+	if !perTool {
+		cond = m.RequireApproval
+	}
+	need, err := cond.Eval(tmpl.Env{"tool": t.t.Name, "input": input})
+	switch {
+	case err != nil:
+		return toolkits.Verdict{Need: true, Why: "requireApproval failed to evaluate", Err: err}
+	case need && t.t.ReadOnly && m.AutoApproveReadOnly && !perTool:
+		return toolkits.Verdict{Why: "not required: the server marks " + t.t.Name + " read-only (autoApproveReadOnly)"}
+	case need:
+		return toolkits.Verdict{Need: true, Why: "mcp requireApproval " + cond.Source()}
+	}
+	return toolkits.Verdict{}
 }
 
 // Call calls one of the server's tools. A result the server flags as an

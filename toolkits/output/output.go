@@ -5,6 +5,7 @@ package output
 import (
 	"context"
 
+	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
 	"github.com/agentctl/agentctl/toolkits"
 )
@@ -22,4 +23,10 @@ func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error)
 		return toolkits.Result{}, err
 	}
 	return toolkits.Result{Content: s}, nil
+}
+
+// Kit builds the tool of an output declaration: the environment
+// variables its text reads are its secrets.
+func Kit(t *spec.Tool) (toolkits.Kit, error) {
+	return &toolkits.Declared{Spec: t, Act: New(t.Output), Summary: "output", Vars: t.Output.EnvNames()}, nil
 }

@@ -1,11 +1,14 @@
 // Package demoserver is a tiny MCP server over stdio that pretends to be
-// a Kubernetes tool: get and logs are read-only, delete is destructive.
+// a Kubernetes tool: get and config are read-only, delete is destructive;
+// config echoes the token it finds in its environment, as a careless
+// server would.
 // The examples and the testscript scenarios run it.
 package demoserver
 
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -41,6 +44,13 @@ func New() *server.MCPServer {
 			return mcp.NewToolResultError(name + " is protected"), nil
 		}
 		return mcp.NewToolResultText(name + " deleted"), nil
+	})
+	s.AddTool(mcp.NewTool("config",
+		mcp.WithDescription("Show the client configuration: cluster and credentials."),
+		mcp.WithReadOnlyHintAnnotation(true),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// A careless server: it echoes the token it was given.
+		return mcp.NewToolResultText(fmt.Sprintf("cluster=%s token=%s", os.Getenv("KUBE_CLUSTER"), os.Getenv("KUBE_TOKEN"))), nil
 	})
 	return s
 }

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// runner advances one run this process holds. It holds what every step of
+// the run needs (the engine, the compiled spec, the agent, the run, its
+// checkpoint and its call ledger); the run loop's methods hang off it.
+type runner struct {
+	e  *Engine
+	g  *Graph
+	a  *agentNode
+	r  *store.Run
+	st *state
+	// calls is the run's ledger as this process knows it: its own writes;
+	// other processes only decide pending calls, which Suspend detects.
+	calls []*store.Call
+
+	grants       []string // tools approved for the rest of the run
+	grantsLoaded bool
+}
+
+// step is advance without the handling of interruption.
+func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
+	stop := e.heartbeat(ctx, r.ID)
+	defer stop()
+	a, ok := g.agents[r.Agent]
+	if !ok {
+		return e.fail(ctx, r, fmt.Errorf("agent %q is not in the run's spec", r.Agent))
+	}
+	st, err := decodeState(r)
+	if err != nil {
+		return nil, err
+	}
+	calls, err := e.store.Calls(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	rn := &runner{e: e, g: g, a: a, r: r, st: st, calls: calls}
+	return rn.loop(ctx)
+}
+
+// loop runs the agent loop until the run completes, fails or waits for a
+// human: approved calls are executed, calls a dead process left executing
+// recovered, and otherwise the model takes a turn.
+func (rn *runner) loop(ctx context.Context) (*RunView, error) {
+	r := rn.r
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		turn := slices.DeleteFunc(slices.Clone(rn.calls), func(c *store.Call) bool { return c.Step != r.Step })
+		if c := find(turn, store.CallApproved); c != nil {
+			if err := rn.execute(ctx, c); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if c := find(turn, store.CallExecuting); c != nil {
+			// Left executing by a process that died: its side effect may
+			// have happened. Only an idempotent tool runs again by itself.
+			if err := rn.recover(ctx, c); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if find(turn, store.CallPending) != nil || find(turn, store.CallInterrupted) != nil {
+			v, again, err := rn.suspend(ctx)
+			if again {
+				continue
+			}
+			return v, err
+		}
+		if max := rn.a.spec.MaxSteps; r.Step-rn.st.TurnStart >= max {
+			return rn.e.fail(ctx, r, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, rn.a.spec.Name, max))
+		}
+		if err := rn.turn(ctx); err != nil {
+			return nil, err
+		}
+		if r.Status.Terminal() {
+			return view(r, nil, nil), nil
+		}
+	}
+}
+
+// suspend marks the run suspended, waiting for a human. again reports
+// that a decision arrived meanwhile: the ledger is read anew and the loop
+// goes on.
+func (rn *runner) suspend(ctx context.Context) (v *RunView, again bool, err error) {
+	e, r := rn.e, rn.r
+	err = e.store.Suspend(ctx, e.lease, r)
+	if errors.Is(err, store.ErrNotIdle) {
+		rn.calls, err = e.store.Calls(ctx, r.ID)
+		return nil, err == nil, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if slices.ContainsFunc(rn.calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation && c.Status == store.CallPending }) {
+		v, err = e.Inspect(ctx, r.ID) // what waits is in the subtree
+		return v, false, err
+	}
+	return view(r, pending(rn.calls), nil), false, nil
+}
+
+// recover deals with a call found executing while this process holds the
+// run, that is, left so by a process that died.
+func (rn *runner) recover(ctx context.Context, c *store.Call) error {
+	m := store.Move{RunID: rn.r.ID, CallID: c.ID, From: store.CallExecuting, To: store.CallInterrupted, Kind: store.KindInterrupted,
+		Result: "interrupted: the process running this call stopped; it may or may not have taken effect"}
+	if t := rn.a.decl(c.Tool); t != nil && t.Idempotent {
+		m.To, m.Kind, m.Result = store.CallApproved, "", ""
+	}
+	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m); err != nil {
+		return err
+	}
+	c.Status, c.Kind, c.Result = m.To, m.Kind, m.Result
+	return nil
+}
+
+// granted reports whether a human approved the tool for the rest of the
+// run (approve --always). Grants are read once, when first needed.
+func (rn *runner) granted(ctx context.Context, tool string) (bool, error) {
+	if !rn.grantsLoaded {
+		g, err := rn.e.store.Grants(ctx, rn.r.ID)
+		if err != nil {
+			return false, err
+		}
+		rn.grants, rn.grantsLoaded = g, true
+	}
+	return slices.Contains(rn.grants, tool), nil
+}
+
+// fail ends the run with an error and reports only whether that was
+// recorded.
+func (rn *runner) fail(ctx context.Context, cause error) error { return rn.e.failErr(ctx, rn.r, cause) }

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/agentctl/agentctl/engine/model"
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/toolkits"
+)
+
+// Tools a declaration provides several of are DECL.TOOL in agentctl and
+// DECL__TOOL to models, whose function names may not hold dots.
+const modelSep = "__"
+
+// kitNode is one tool declaration compiled: its toolkit's Kit, whose
+// tools are listed once, when first needed (an MCP server starts then).
+type kitNode struct {
+	spec *spec.Tool
+	kit  toolkits.Kit
+
+	mu    sync.Mutex
+	tools []*toolNode
+}
+
+// toolNode is one tool a model may call, with the declaration it comes
+// from (its approvers, timeouts, suspension and idempotence).
+type toolNode struct {
+	decl *spec.Tool
+	tool toolkits.Tool
+}
+
+// modelName is the name a model calls the tool by.
+func (t *toolNode) modelName() string { return strings.Replace(t.tool.Name(), ".", modelSep, 1) }
+
+// list returns the declaration's tools, listing them on first use.
+func (k *kitNode) list(ctx context.Context) ([]*toolNode, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.tools != nil {
+		return k.tools, nil
+	}
+	tools, err := k.kit.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]*toolNode, len(tools))
+	for i, t := range tools {
+		nodes[i] = &toolNode{decl: k.spec, tool: t}
+	}
+	k.tools = nodes
+	return nodes, nil
+}
+
+// provides reports whether the declaration may provide a tool of this
+// name (agentctl's or the model's), without listing its tools.
+func (k *kitNode) provides(name string) bool {
+	decl := k.spec.Name
+	return name == decl || strings.HasPrefix(name, decl+".") || strings.HasPrefix(name, decl+modelSep)
+}
+
+// tool finds the agent's tool a name designates, as agentctl or a model
+// names it; nil when the agent has none of that name.
+func (a *agentNode) tool(ctx context.Context, name string) (*toolNode, error) {
+	for _, k := range a.kits {
+		if !k.provides(name) {
+			continue
+		}
+		tools, err := k.list(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tools {
+			if t.tool.Name() == name || t.modelName() == name {
+				return t, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// decl returns the declaration of an agent's tool by the tool's name,
+// without listing any server's tools; nil when it has none.
+func (a *agentNode) decl(tool string) *spec.Tool {
+	for _, k := range a.kits {
+		if k.spec.Name == toolkits.Decl(tool) {
+			return k.spec
+		}
+	}
+	return nil
+}
+
+// toolDefs is what the agent's model is offered: its tools (a server's
+// listed on first need), then its sub-agents.
+func (a *agentNode) toolDefs(ctx context.Context) ([]model.ToolDef, error) {
+	var defs []model.ToolDef
+	for _, k := range a.kits {
+		tools, err := k.list(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tools {
+			defs = append(defs, model.ToolDef{Name: t.modelName(), Description: t.tool.Description(), Parameters: t.tool.Input().Doc})
+		}
+	}
+	for _, name := range a.spec.Agents {
+		defs = append(defs, model.ToolDef{Name: name, Description: a.subs[name].spec.Description, Parameters: taskSchema()})
+	}
+	return defs, nil
+}

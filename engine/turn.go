@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentctl/agentctl/engine/model"
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// answer is a model's turn as it will be committed: the assistant
+// message, the calls it made (each through the gate) and the events that
+// report them.
+type answer struct {
+	msg   message
+	calls []*store.Call
+	evs   []store.Event
+	live  int // events the OnEvent hook has had already (text streamed live)
+	text  string
+}
+
+// turn asks the model for its next turn and checkpoints the answer:
+// final text completes the run; tool calls enter the ledger, each through
+// the approval gate.
+func (rn *runner) turn(ctx context.Context) error {
+	resp, streamed, err := rn.ask(ctx)
+	if err != nil || resp == nil {
+		return err
+	}
+	ans, err := rn.admit(ctx, resp, streamed)
+	if err != nil {
+		return err
+	}
+	return rn.commit(ctx, ans)
+}
+
+// ask sends the conversation to the model with the agent's tools,
+// streaming its text to the OnEvent hook. A model that fails ends the run
+// (resp nil, err nil); an interruption is returned as is, leaving the run
+// as checkpointed.
+func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed bool, err error) {
+	defs, err := rn.a.toolDefs(ctx)
+	if err != nil {
+		return nil, false, rn.fail(ctx, err)
+	}
+	req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r.ID, &streamed)}
+	resp, err = rn.generate(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err() // interrupted: leave the run as checkpointed
+		}
+		return nil, false, rn.fail(ctx, err)
+	}
+	return resp, streamed, nil
+}
+
+// generate is every model call of a run: the run's model (run --model
+// overriding the agent's), with its temperature and maxTokens, and its
+// usage counted in the run.
+func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	node := rn.a.model
+	if n, ok := rn.g.models[rn.st.Model]; ok {
+		node = n
+	}
+	m, err := node.build()
+	if err != nil {
+		return nil, err
+	}
+	req.Temperature, req.MaxTokens = node.spec.Temperature, node.spec.MaxTokens
+	resp, err := m.Generate(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", node.spec.Name, err)
+	}
+	addUsage(&rn.r.Usage, resp.Usage)
+	return resp, nil
+}
+
+// admit turns the model's answer into the next step: each tool call gets
+// an id unique in the run's tree and passes the gate.
+func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool) (*answer, error) {
+	r := rn.r
+	r.Step++
+	ans := &answer{msg: message{Role: "assistant", Text: resp.Text}, text: resp.Text}
+	if resp.Text != "" {
+		ans.evs = append(ans.evs, event(r.ID, EventTextDelta, map[string]any{"text": resp.Text}))
+		if streamed {
+			ans.live = 1
+		}
+	}
+	seq := len(rn.calls)
+	for _, tc := range resp.ToolCalls {
+		seq++
+		part := toolCallPart{ID: rn.callID(tc.ID, seq, ans.calls), Tool: tc.Name, Args: tc.Args}
+		ans.msg.ToolCalls = append(ans.msg.ToolCalls, part)
+		c, err := rn.gate(ctx, part, seq)
+		if err != nil {
+			return nil, err
+		}
+		ans.calls = append(ans.calls, c)
+		ans.evs = append(ans.evs, event(r.ID, EventToolCall, map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args}))
+		switch {
+		case c.Status == store.CallPending:
+			fields := map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args, "gate": c.Gate}
+			if c.GateError != "" {
+				fields["gateError"] = c.GateError
+			}
+			if !c.Deadline.IsZero() {
+				fields["deadline"] = c.Deadline
+			}
+			ans.evs = append(ans.evs, event(r.ID, EventToolCallApproval, fields))
+		case c.Status.Done():
+			ans.evs = append(ans.evs, resultEvent(r.ID, c))
+		}
+	}
+	return ans, nil
+}
+
+// callID makes a call id unique in the run's whole tree: a child's calls
+// carry the id of the delegation that made the child, and an id the model
+// repeats (or leaves out) becomes call_SEQ.
+func (rn *runner) callID(id string, seq int, more []*store.Call) string {
+	prefix := ""
+	if rn.r.ParentCall != "" {
+		prefix = rn.r.ParentCall + "/"
+	}
+	taken := func(c *store.Call) bool { return c.ID == prefix+id }
+	if id == "" || slices.ContainsFunc(rn.calls, taken) || slices.ContainsFunc(more, taken) {
+		id = fmt.Sprintf("call_%d", seq)
+	}
+	return prefix + id
+}
+
+// commit checkpoints an answer: the message joins the conversation, its
+// calls the ledger, and a final text completes the run, all in one
+// transaction with the events that report them.
+func (rn *runner) commit(ctx context.Context, ans *answer) error {
+	r := rn.r
+	finish := "tool-calls"
+	if len(ans.calls) == 0 {
+		finish = "stop"
+	}
+	ans.evs = append(ans.evs, event(r.ID, EventStepFinish, map[string]any{"step": r.Step, "finishReason": finish}))
+	rn.st.Messages = append(rn.st.Messages, ans.msg)
+	r.State = rn.st.encode()
+	if len(ans.calls) == 0 {
+		r.Status, r.Output = store.Completed, ans.text
+		ans.evs = append(ans.evs, event(r.ID, EventFinish, map[string]any{"output": r.Output}))
+	}
+	if err := rn.e.store.Checkpoint(ctx, rn.e.lease, r, ans.calls, ans.evs...); err != nil {
+		return err
+	}
+	rn.e.emit(ans.evs[ans.live:])
+	rn.calls = append(rn.calls, ans.calls...)
+	return nil
+}

@@ -1,0 +1,77 @@
+package toolkits
+
+import (
+	"context"
+
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/spec/tmpl"
+)
+
+// Declared is the one tool a declaration with an action makes (exec,
+// http, file, output): its name, description, input schema and
+// requireApproval come from the spec; the toolkit supplies the action.
+// It is both the Tool and its Kit.
+type Declared struct {
+	Spec *spec.Tool
+	Act  Action
+	// Summary names what the action does (Description.Action).
+	Summary string
+	// Vars are the environment variables the action reads (Secrets).
+	Vars []string
+}
+
+var (
+	_ Tool = (*Declared)(nil)
+	_ Kit  = (*Declared)(nil)
+)
+
+// Name implements Tool.
+func (d *Declared) Name() string { return d.Spec.Name }
+
+// Description implements Tool.
+func (d *Declared) Description() string { return d.Spec.Description }
+
+// Input implements Tool.
+func (d *Declared) Input() *spec.Schema { return d.Spec.Input }
+
+// Secrets implements Tool.
+func (d *Declared) Secrets() []string { return d.Vars }
+
+// Do implements Tool.
+func (d *Declared) Do(ctx context.Context, c Call) (Result, error) { return d.Act.Do(ctx, c) }
+
+// Approval implements Tool: the declaration's requireApproval over input
+// and run.
+func (d *Declared) Approval(input, run map[string]any) Verdict {
+	cond := d.Spec.RequireApproval
+	need, err := cond.Eval(tmpl.Env{"input": input, "run": run})
+	_, isConst := cond.IsConst()
+	switch {
+	case err != nil:
+		return Verdict{Need: true, Why: "requireApproval failed to evaluate", Err: err}
+	case need && isConst:
+		return Verdict{Need: true, Why: "tool requireApproval"}
+	case need:
+		return Verdict{Need: true, Why: "requireApproval " + cond.Source()}
+	case !isConst:
+		return Verdict{Why: "not required: requireApproval " + cond.Source() + " is false"}
+	}
+	return Verdict{}
+}
+
+// Tools implements Kit.
+func (d *Declared) Tools(context.Context) ([]Tool, error) { return []Tool{d}, nil }
+
+// Describe implements Kit.
+func (d *Declared) Describe() Description {
+	desc := Description{Action: d.Summary}
+	if need, isConst := d.Spec.RequireApproval.IsConst(); isConst && need {
+		desc.Gate = []string{"always"}
+	} else if !isConst {
+		desc.Gate = []string{"when " + d.Spec.RequireApproval.Source()}
+	}
+	return desc
+}
+
+// Close implements Kit.
+func (d *Declared) Close() error { return nil }
