@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
@@ -32,11 +33,7 @@ func (a *app) doctorCmd() *cobra.Command {
 		Long:  doctorHelp,
 		Args:  argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := dbPath(a.dbPath)
-			if err != nil {
-				return err
-			}
-			db, err := openAny(cmd.Context(), path, true)
+			db, err := openDB(cmd.Context(), a.dbPath, backend.Options{Inspect: true})
 			if err != nil {
 				return fmt.Errorf("doctor: %w", err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/engine/store/postgres"
+	"github.com/agentctl/agentctl/engine/store/backend"
 )
 
 func (a *app) eventsCmd() *cobra.Command {
@@ -45,13 +45,13 @@ completes or fails.`,
 const followPoll = 200 * time.Millisecond
 
 func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, follow bool, until store.Status) error {
-	var wait waiter = poller{}
+	var wait func(context.Context, time.Duration) error
 	if follow {
-		w, closeWait, err := a.listen(ctx, postgres.ChannelEvents)
+		w, stopWait, err := a.wakeups(ctx, backend.ChannelEvents)
 		if err != nil {
 			return err
 		}
-		defer closeWait()
+		defer stopWait()
 		wait = w
 	}
 	var after int64
@@ -74,7 +74,7 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 		}
 		// On PostgreSQL a notification wakes us (any run's: look again);
 		// the timeout is the poll on SQLite and a safety net.
-		if _, err := wait.Wait(ctx, followPoll); err != nil {
+		if err := wait(ctx, followPoll); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentctl/agentctl/engine/store/postgres"
+	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
@@ -44,17 +44,17 @@ func (a *app) migrateCmd() *cobra.Command {
 				return a.upgrade(ctx, out)
 			case from == "" || to == "":
 				return usageErr(errors.New("migrate needs --from PATH.db and --to postgres://..."))
-			case postgres.IsURL(from):
+			case backend.IsURL(from):
 				return usageErr(errors.New("--from: a SQLite file, not a postgres:// URL"))
-			case !postgres.IsURL(to):
+			case !backend.IsURL(to):
 				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL", to))
 			}
-			src, err := openDB(ctx, from)
+			src, err := openDB(ctx, from, backend.Options{})
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
 			defer src.Close()
-			dst, err := openDB(ctx, to)
+			dst, err := openDB(ctx, to, backend.Options{})
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}

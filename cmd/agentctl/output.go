@@ -286,3 +286,38 @@ func installationDelegates() []string {
 	}
 	return out
 }
+
+// addDecisionFlags adds the audit flags every decision takes.
+func addDecisionFlags(cmd *cobra.Command, d *engine.Decision) {
+	cmd.Flags().StringVar(&d.By, "as", "", "record the decision on behalf of NAME (default: the OS user)")
+	cmd.Flags().StringVar(&d.Reason, "reason", "", "why; kept in the audit trail (a decline's reason is told to the model)")
+	cmd.Flags().BoolVar(&d.Detach, "detach", false, "record the decision and return (exit 0): a worker advances the run (agentctl worker)")
+}
+
+// decide resolves the run id and carries out a decision.
+func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.Decision) error {
+	ctx := cmd.Context()
+	e, id, err := a.engineAndRun(ctx, runID, out)
+	if err != nil {
+		return err
+	}
+	d.RunID, d.OSUser = id, osUser()
+	v, err := e.Decide(ctx, d)
+	if err != nil {
+		return err
+	}
+	if d.Detach {
+		return a.detached(out, v, "decision recorded; a worker advances the run")
+	}
+	return a.finish(out, v)
+}
+
+// detached prints a run a detached command left for a worker; it exits
+// 0 whatever the run's status.
+func (a *app) detached(f *runFlags, v *engine.RunView, note string) error {
+	if f.out == "json" {
+		return writeJSON(a.stdout, v)
+	}
+	fmt.Fprintf(a.stdout, "run %s  %s  %s\n%s\n", v.RunID, v.Agent, v.Status, note)
+	return nil
+}

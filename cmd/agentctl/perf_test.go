@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/engine/store/postgres"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
 	"github.com/agentctl/agentctl/spec"
@@ -227,12 +228,13 @@ func BenchmarkRunToSuspension(b *testing.B) {
 // and, from one process, the SQLite storage floor; it reports runs per
 // second for each.
 func BenchmarkThroughput(b *testing.B) {
-	for _, backend := range []string{"sqlite", "postgres"} {
+	b.Cleanup(stopPG)
+	for _, kind := range []string{"sqlite", "postgres"} {
 		for _, procs := range []int{1, 4, 8} {
-			b.Run(fmt.Sprintf("%s/procs=%d", backend, procs), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/procs=%d", kind, procs), func(b *testing.B) {
 				const perProc = 200
 				var path string
-				if backend == "postgres" {
+				if kind == "postgres" {
 					dsn, err := newPGDatabase(fmt.Sprintf("throughput%d", procs))
 					if err != nil {
 						b.Skip("postgres:", err)
@@ -241,7 +243,7 @@ func BenchmarkThroughput(b *testing.B) {
 				} else {
 					path = filepath.Join(b.TempDir(), "t.db")
 				}
-				db, err := openDB(context.Background(), path)
+				db, err := openDB(context.Background(), path, backend.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -249,7 +251,7 @@ func BenchmarkThroughput(b *testing.B) {
 				var rate, floor float64
 				for i := 0; i < b.N; i++ {
 					rate += benchChildren(b, "runs", path, procs, perProc)
-					if procs == 1 && backend == "sqlite" {
+					if procs == 1 && kind == "sqlite" {
 						floor += benchChildren(b, "floor", filepath.Join(b.TempDir(), "f.db"), 1, perProc)
 					}
 				}
@@ -307,7 +309,7 @@ func benchChild() int {
 	var loop func() error
 	switch os.Args[1] {
 	case "runs":
-		db, err := openDB(ctx, os.Args[2])
+		db, err := openDB(ctx, os.Args[2], backend.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -533,6 +535,7 @@ func (s *execTimer) MoveCall(ctx context.Context, l store.Lease, m store.Move, e
 // against a bare LISTEN/NOTIFY round trip between two connections,
 // alternately. It reports medians and 99th percentiles.
 func BenchmarkWorkerWakeup(b *testing.B) {
+	b.Cleanup(stopPG)
 	ctx := context.Background()
 	dsn, err := newPGDatabase("wakeup")
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"os/user"
@@ -17,8 +16,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/engine/store/postgres"
-	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 	"github.com/agentctl/agentctl/spec"
 )
@@ -100,8 +98,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.runCmd(),
 		a.listCmd(),
 		a.showCmd(),
-		a.decideCmd(store.Approve),
-		a.decideCmd(store.Decline),
+		a.approveCmd(),
+		a.declineCmd(),
 		a.resumeCmd(),
 		a.sendCmd(),
 		a.expireCmd(),
@@ -196,11 +194,7 @@ func (a *app) store(ctx context.Context) (*sqlstore.DB, error) {
 	if a.db != nil {
 		return a.db, nil
 	}
-	open := openDB
-	if a.readOnly {
-		open = openReader
-	}
-	db, err := open(ctx, a.dbPath)
+	db, err := openDB(ctx, a.dbPath, backend.Options{ReadOnly: a.readOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -208,59 +202,17 @@ func (a *app) store(ctx context.Context) (*sqlstore.DB, error) {
 	return db, nil
 }
 
-// openReader opens the database for a command that only reads: nothing is
-// created or migrated. A SQLite file that does not exist yet, or a
-// database with no agentctl schema, holds no runs; a schema older than
-// this build's says how to upgrade it.
-func openReader(ctx context.Context, flag string) (*sqlstore.DB, error) {
-	path, err := dbPath(flag)
-	if err != nil {
-		return nil, err
-	}
-	if !postgres.IsURL(path) {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
-		}
-	}
-	db, err := openAny(ctx, path, true)
-	if err != nil {
-		return nil, err
-	}
-	found, known := db.Schema()
-	if found == 0 {
-		// Created but never migrated (its creator died first): no runs.
-		db.Close()
-		return sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
-	}
-	if found < known {
-		db.Close()
-		return nil, fmt.Errorf("open database %s: %w (schema %d of %d); this command only reads: upgrade it with agentctl migrate (same --db)",
-			db.Path(), store.ErrOldSchema, found, known)
-	}
-	return db, nil
-}
-
 // openDB opens the database --db (or $AGENTCTL_DB, ...) names: a
 // postgres:// URL, else a SQLite file.
-func openDB(ctx context.Context, flag string) (*sqlstore.DB, error) {
+func openDB(ctx context.Context, flag string, opts backend.Options) (*sqlstore.DB, error) {
 	path, err := dbPath(flag)
 	if err != nil {
 		return nil, err
 	}
-	return openAny(ctx, path, false)
-}
-
-// openAny opens the database at path (a file or a postgres:// URL), for
-// reading only when readOnly.
-func openAny(ctx context.Context, path string, readOnly bool) (*sqlstore.DB, error) {
-	if postgres.IsURL(path) {
-		return postgres.Open(ctx, path, postgres.Options{ReadOnly: readOnly})
-	}
-	busy, err := busyTimeout()
-	if err != nil {
+	if opts.BusyTimeout, err = busyTimeout(); err != nil {
 		return nil, err
 	}
-	return sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy, ReadOnly: readOnly})
+	return backend.Open(ctx, path, opts)
 }
 
 // engine opens the store and returns an engine with the default models.
@@ -275,6 +227,16 @@ func (a *app) close() {
 	if a.db != nil {
 		a.db.Close()
 	}
+}
+
+// wakeups returns a function that blocks until a notification on channel
+// arrives (PostgreSQL's LISTEN) or d passes; on SQLite it waits d.
+func (a *app) wakeups(ctx context.Context, channel string) (backend.Wakeup, func(), error) {
+	path, err := dbPath(a.dbPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return backend.Wakeups(ctx, path, channel)
 }
 
 // busyTimeout reads $AGENTCTL_BUSY_TIMEOUT; 0 means the store's default.

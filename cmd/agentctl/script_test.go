@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine/model/modeltest"
 	"github.com/agentctl/agentctl/engine/store/postgres/pgtest"
+	"github.com/agentctl/agentctl/internal/scenario"
 	"github.com/agentctl/agentctl/toolkits/mcp/demoserver"
 )
 
@@ -111,6 +112,7 @@ func TestMain(m *testing.M) {
 //	                        (method, path, query, headers, body) to
 //	                        $WORK/NAME.log; see testServer for its routes
 func TestScripts(t *testing.T) {
+	t.Cleanup(stopPG)
 	examples, err := filepath.Abs("../../examples/agents")
 	if err != nil {
 		t.Fatal(err)
@@ -119,12 +121,8 @@ func TestScripts(t *testing.T) {
 		Dir:                 "../../testdata/scripts",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("AGENTCTL_DB", filepath.Join(env.WorkDir, "agentctl.db"))
 			env.Setenv("EXAMPLES", examples)
-			// Scenarios decide --as NAME to record names; the policy
-			// scenarios clear this.
-			env.Setenv("AGENTCTL_DELEGATES", osUser())
-			return nil
+			return scenario.Setup(env, osUser())
 		},
 		Cmds: testCmds(),
 		Condition: func(cond string) (bool, error) {
@@ -137,6 +135,12 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// stopPG stops the shared PostgreSQL server, if one was started. The
+// scenarios run in parallel after TestScripts returns: it is called by a
+// Cleanup, which waits for them all, failing or not.
+func stopPG() {
 	pgMu.Lock()
 	defer pgMu.Unlock()
 	if pgSrv != nil {
@@ -183,7 +187,7 @@ func newPGDatabase(name string) (string, error) {
 // testCmds are scriptCmds plus the servers the project's own scenarios
 // start.
 func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	cmds := scriptCmds()
+	cmds := scenario.Commands()
 	cmds["httpserver"] = httpserver
 	cmds["mcpserver"] = mcpserver
 	cmds["openaiserver"] = modelserver(modeltest.OpenAI)

@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// PoolOptions configure a worker pool (agentctl worker). Zero fields take
+// defaults.
+type PoolOptions struct {
+	// Agent, when set, limits the pool to trees whose root runs it.
+	Agent string
+	// Concurrency is how many runs it advances at once; default 1.
+	Concurrency int
+	// Poll is how long it waits for work without a wake-up; default 1s.
+	Poll time.Duration
+	// ExitWhenIdle ends the pool once nothing is queued, decided,
+	// overdue or running that it may take.
+	ExitWhenIdle bool
+	// Wait blocks until there may be work (a notification) or d passes;
+	// nil waits d. An error is logged and waiting goes on by polling.
+	Wait func(ctx context.Context, d time.Duration) error
+	// Log receives one record per event; default: discarded.
+	Log *slog.Logger
+	// Where are attributes that say where the pool works (the
+	// database), added to its "worker started" record.
+	Where []any
+}
+
+// pool is one running worker pool.
+type pool struct {
+	e    *Engine
+	opts PoolOptions
+	log  *slog.Logger
+	rec  store.Worker
+	done atomic.Int64 // runs advanced
+	busy atomic.Int64 // workers inside Work
+
+	wake     chan struct{}
+	idle     chan struct{}
+	idleOnce sync.Once
+}
+
+// Serve advances runs left for a worker until ctx is done (SIGTERM) or,
+// with ExitWhenIdle, nothing is left: queued runs, runs decided with
+// --detach, runs whose process stopped, and overdue calls, which it
+// declines. It registers as a worker, beats while it lives, and reports
+// how many runs it advanced. The step in flight when ctx ends is
+// checkpointed and its run released.
+func (e *Engine) Serve(ctx context.Context, opts PoolOptions) (int, error) {
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	host, _ := os.Hostname()
+	p := &pool{e: e, opts: opts, log: opts.Log,
+		rec: store.Worker{ID: e.lease.Owner, Host: host, PID: os.Getpid(), Agent: opts.Agent,
+			Concurrency: opts.Concurrency, Lease: e.lease.TTL, Started: e.now()},
+		wake: make(chan struct{}, opts.Concurrency), idle: make(chan struct{})}
+	p.beat(ctx)
+	p.log.Info("worker started", append(append([]any{"worker", p.rec.ID}, opts.Where...), "agent", opts.Agent, "concurrency", opts.Concurrency)...)
+
+	// Heartbeats and wake-ups run beside the workers and are stopped, and
+	// waited for, before Serve returns.
+	hctx, stopHelpers := context.WithCancel(ctx)
+	var helpers sync.WaitGroup
+	helpers.Add(2)
+	go func() { defer helpers.Done(); p.beating(hctx) }()
+	go func() { defer helpers.Done(); p.waking(hctx) }()
+	var wg sync.WaitGroup
+	for range opts.Concurrency {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.work(ctx) }()
+	}
+	wg.Wait()
+	stopHelpers()
+	helpers.Wait()
+	p.beat(ctx)
+	if err := e.store.Gone(context.WithoutCancel(ctx), p.rec.ID); err != nil {
+		p.log.Warn("unregister failed", "err", err)
+	}
+	n := int(p.done.Load())
+	p.log.Info("worker stopped", "worker", p.rec.ID, "runs", n)
+	return n, nil
+}
+
+// beat records that the worker is alive.
+func (p *pool) beat(ctx context.Context) {
+	p.rec.Done = int(p.done.Load())
+	if err := p.e.store.Beat(context.WithoutCancel(ctx), p.rec); err != nil {
+		p.log.Warn("heartbeat failed", "err", err)
+	}
+}
+
+// beating beats three times a lease until ctx is done.
+func (p *pool) beating(ctx context.Context) {
+	t := time.NewTicker(p.e.lease.TTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.beat(ctx)
+		}
+	}
+}
+
+// waking fans wake-ups out to the workers: one goroutine waits on the
+// database, the workers wait on it.
+func (p *pool) waking(ctx context.Context) {
+	for ctx.Err() == nil {
+		if p.opts.Wait == nil {
+			sleep(ctx, p.opts.Poll)
+		} else if err := p.opts.Wait(ctx, p.opts.Poll); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Error("waiting for work failed", "err", err)
+			sleep(ctx, p.opts.Poll)
+			continue
+		}
+		for range p.opts.Concurrency {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// work is one worker: it advances what it can claim, declines what is
+// overdue, and otherwise waits for a wake-up.
+func (p *pool) work(ctx context.Context) {
+	for ctx.Err() == nil {
+		if p.advance(ctx) {
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		// Nothing this worker may claim: decline what is overdue, which
+		// advances its runs.
+		if ids, err := p.e.ExpireAll(ctx, p.opts.Agent); err != nil {
+			p.log.Error("expiring overdue calls failed", "err", err)
+		} else if len(ids) > 0 {
+			p.done.Add(int64(len(ids)))
+			p.log.Info("overdue calls declined", "runs", ids)
+			continue
+		}
+		// With no run in flight anywhere (one may yet fail over to us),
+		// it is idle.
+		if p.opts.ExitWhenIdle && p.busy.Load() == 0 && !p.anyRunning(ctx) {
+			p.idleOnce.Do(func() { close(p.idle) })
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-p.idle:
+			return
+		case <-p.wake:
+		}
+	}
+}
+
+// advance claims one run and advances it; it reports whether there was
+// one.
+func (p *pool) advance(ctx context.Context) bool {
+	p.busy.Add(1)
+	start := time.Now()
+	v, ok, err := p.e.Work(ctx, p.opts.Agent)
+	p.busy.Add(-1)
+	var ie *InterruptedError
+	switch {
+	case errors.As(err, &ie):
+		p.log.Info("run checkpointed on stop", "run", ie.RunID)
+		return false
+	case err != nil:
+		p.log.Error("work failed", "err", err)
+		return false
+	case ok:
+		p.done.Add(1)
+		p.log.Info("run advanced", "run", v.RunID, "agent", v.Agent, "status", v.Status, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return ok
+}
+
+// anyRunning reports whether some run is running (held by a live process
+// that may yet die, or leave work behind).
+func (p *pool) anyRunning(ctx context.Context) bool {
+	runs, err := p.e.store.List(ctx, store.Filter{Status: store.Running, Limit: 1})
+	return err != nil || len(runs) > 0
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,110 @@
+// Package backend opens the store a data source names: a postgres:// URL
+// (package postgres) or a SQLite file (package sqlite). It is the one
+// place that picks a backend.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/postgres"
+	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
+)
+
+// Channels a Wakeup listens on.
+const (
+	ChannelWork   = postgres.ChannelWork   // a run became work for a worker
+	ChannelEvents = postgres.ChannelEvents // a run has new events
+)
+
+// Options configure Open. The zero value opens for writing, migrating the
+// schema as needed.
+type Options struct {
+	// ReadOnly opens for a command that only reads: nothing is created
+	// or migrated. A SQLite file that does not exist yet, and a database
+	// with no agentctl schema, read as empty; a schema older than this
+	// build's fails with store.ErrOldSchema.
+	ReadOnly bool
+	// Inspect opens read-only as found, whatever its schema (doctor).
+	Inspect bool
+	// BusyTimeout is how long a SQLite write waits for another
+	// process's transaction; 0: the default.
+	BusyTimeout time.Duration
+}
+
+// IsURL reports whether dsn names a PostgreSQL database.
+func IsURL(dsn string) bool { return postgres.IsURL(dsn) }
+
+// Open opens the store dsn names.
+func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
+	if opts.Inspect {
+		return open(ctx, dsn, true, opts.BusyTimeout)
+	}
+	if !opts.ReadOnly {
+		return open(ctx, dsn, false, opts.BusyTimeout)
+	}
+	if !IsURL(dsn) {
+		if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
+			return empty(ctx)
+		}
+	}
+	db, err := open(ctx, dsn, true, opts.BusyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	found, known := db.Schema()
+	switch {
+	case found == 0: // created, never migrated: its creator died first
+		db.Close()
+		return empty(ctx)
+	case found < known:
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w (schema %d of %d); this command only reads: upgrade it with agentctl migrate (same --db)",
+			db.Path(), store.ErrOldSchema, found, known)
+	}
+	return db, nil
+}
+
+func open(ctx context.Context, dsn string, readOnly bool, busy time.Duration) (*sqlstore.DB, error) {
+	if IsURL(dsn) {
+		return postgres.Open(ctx, dsn, postgres.Options{ReadOnly: readOnly})
+	}
+	return sqlite.Open(ctx, dsn, sqlite.Options{BusyTimeout: busy, ReadOnly: readOnly})
+}
+
+// empty is a store that holds no runs: an empty database in memory.
+func empty(ctx context.Context) (*sqlstore.DB, error) {
+	return sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
+}
+
+// Wakeup blocks until a notification on its channel may have arrived or d
+// passes.
+type Wakeup func(ctx context.Context, d time.Duration) error
+
+// Wakeups returns a Wakeup for dsn's channel (PostgreSQL's LISTEN; on
+// SQLite it waits d) and a function that stops listening.
+func Wakeups(ctx context.Context, dsn, channel string) (Wakeup, func(), error) {
+	if !IsURL(dsn) {
+		return func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}, func() {}, nil
+	}
+	l, err := postgres.Listen(ctx, dsn, channel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context, d time.Duration) error { _, err := l.Wait(ctx, d); return err }, func() { l.Close() }, nil
+}

@@ -1,0 +1,211 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentctl/agentctl/spec/tmpl"
+)
+
+// templates compiles a map of strings that may hold placeholders.
+func (d *decoder) templates(f *file, n *yaml.Node, vars tmpl.Vars) map[string]*tmpl.String {
+	out := map[string]*tmpl.String{}
+	for k, v := range pairs(n) {
+		if v = scalar(v); v != nil {
+			out[k.Value] = d.template(f, v, vars)
+		}
+	}
+	return out
+}
+
+// size decodes a byte count: 65536, "64KiB", "1MiB", "10MB"; 0 when absent.
+func (d *decoder) size(f *file, n *yaml.Node, path string) int64 {
+	if n = scalar(n); n == nil {
+		return 0
+	}
+	s := strings.TrimSpace(n.Value)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"B", 1}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v <= 0 {
+		d.errs.add(f.pos(n), "%s: invalid size %q (want e.g. 65536, 64KiB, 1MiB)", path, n.Value)
+		return 0
+	}
+	return v * mult
+}
+
+// duration decodes a positive duration such as 30s or 24h; 0 when absent.
+func (d *decoder) duration(f *file, n *yaml.Node, path string) time.Duration {
+	if n = scalar(n); n == nil || n.Tag != "!!str" {
+		return 0 // absent, or of the wrong type: the schema reports it
+	}
+	dur, err := time.ParseDuration(n.Value)
+	switch {
+	case err != nil:
+		d.errs.add(f.pos(n), "%s: invalid duration %q (want e.g. 30s, 5m, 1h30m)", path, n.Value)
+	case dur <= 0:
+		d.errs.add(f.pos(n), "%s: must be positive", path)
+	}
+	return dur
+}
+
+// condition decodes true, false or one ${{ expression }}; absent is false.
+func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars) tmpl.Expr {
+	if n = scalar(n); n == nil {
+		return tmpl.Const(false)
+	}
+	if n.Tag == "!!bool" {
+		return tmpl.Const(boolean(n))
+	}
+	if n.Tag != "!!str" {
+		return tmpl.Const(false) // the schema reports it
+	}
+	if !tmpl.Has(n.Value) {
+		d.errs.add(f.pos(n), "%s: want true, false or ${{ expression }}, not %q", path, n.Value)
+		return tmpl.Const(false)
+	}
+	e, err := tmpl.ParseExpr(n.Value, vars)
+	var te *tmpl.Error
+	if errors.As(err, &te) && te.Expr == "" && te.Offset == 0 {
+		d.errs.add(f.pos(n), "%s: %s", path, te.Msg)
+	} else if err != nil {
+		d.placeholderError(f, n, err)
+	}
+	return e
+}
+
+// value compiles a tree of values whose strings may hold placeholders.
+func (d *decoder) value(f *file, n *yaml.Node, vars tmpl.Vars) *tmpl.Value {
+	v, err := tmpl.ParseValue(f.value(n, d.errs), vars)
+	if err != nil {
+		var pe *tmpl.PathError
+		if errors.As(err, &pe) {
+			d.placeholderError(f, lookup(n, pe.Path), pe.Err)
+		} else {
+			d.errs.add(f.pos(n), "%v", err)
+		}
+		return nil
+	}
+	return v
+}
+
+// template compiles a scalar that may hold placeholders.
+func (d *decoder) template(f *file, n *yaml.Node, vars tmpl.Vars) *tmpl.String {
+	t, err := tmpl.Parse(n.Value, vars)
+	if err != nil {
+		d.placeholderError(f, n, err)
+		return nil
+	}
+	return t
+}
+
+// placeholderError reports an error in the placeholders of scalar n.
+func (d *decoder) placeholderError(f *file, n *yaml.Node, err error) {
+	var te *tmpl.Error
+	if errors.As(err, &te) {
+		d.errs.add(f.offsetPos(n, te.Offset), "%v", err)
+	} else {
+		d.errs.add(f.pos(n), "%v", err)
+	}
+}
+
+// jsonSchema decodes a JSON Schema written at node n (nil: any object)
+// and, unless the spec is trusted, compiles it now to report its errors.
+func (d *decoder) jsonSchema(f *file, n *yaml.Node, path string) *Schema {
+	doc := map[string]any{"type": "object"}
+	if n != nil {
+		var ok bool
+		if doc, ok = f.value(n, d.errs).(map[string]any); !ok {
+			return &Schema{Doc: doc, Pos: f.pos(n)} // the spec schema reports it
+		}
+	}
+	if d.trusted {
+		return lazySchema(doc, f.pos(n))
+	}
+	s := &Schema{Doc: doc, Pos: f.pos(n)}
+	if d.compiler == nil {
+		d.compiler = jsonschema.NewCompiler()
+	}
+	d.schemas++
+	url := fmt.Sprintf("mem:///%d/%s", d.schemas, path)
+	if err := d.compiler.AddResource(url, doc); err != nil {
+		d.errs.add(f.pos(n), "%s: invalid JSON Schema: %v", path, err)
+		return s
+	}
+	sch, err := d.compiler.Compile(url)
+	if err == nil {
+		s.compiled = func() (*jsonschema.Schema, error) { return sch, nil }
+		return s
+	}
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		d.violations(f, n, path+": invalid JSON Schema", sve.Err)
+		return s
+	}
+	d.errs.add(f.pos(n), "%s: invalid JSON Schema: %s", path, strings.ReplaceAll(err.Error(), url, path))
+	return s
+}
+
+// violations reports each way a value written at n breaks a schema, at
+// the node it concerns, as "what at /pointer: message".
+func (d *decoder) violations(f *file, n *yaml.Node, what string, err error) {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		d.errs.add(f.pos(n), "%s: %v", what, err)
+		return
+	}
+	for _, v := range Violations(ve) {
+		at := lookup(n, v.Path)
+		if v.Key != "" {
+			if k := keyNode(at, v.Key); k != nil {
+				at = k
+			}
+		}
+		d.errs.add(f.pos(at), "%s at %s: %s", what, v.Pointer(), v.Msg)
+	}
+}
+
+func str(n *yaml.Node) string {
+	if n = scalar(n); n == nil {
+		return ""
+	}
+	return n.Value
+}
+
+// approvers reads a list of approvers; the schema checks its shape.
+func approvers(n *yaml.Node) Approvers {
+	var a Approvers
+	for _, it := range items(n) {
+		if it = scalar(it); it == nil || it.Value == "" {
+			continue
+		}
+		if g, ok := strings.CutPrefix(it.Value, "group:"); ok {
+			a.Groups = append(a.Groups, g)
+		} else {
+			a.Users = append(a.Users, it.Value)
+		}
+	}
+	return a
+}
+
+func boolean(n *yaml.Node) bool {
+	var b bool
+	if n = scalar(n); n != nil {
+		_ = n.Decode(&b) // a wrong type is the schema's to report
+	}
+	return b
+}
