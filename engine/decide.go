@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -14,12 +13,12 @@ import (
 
 // Decision is a human's decision on pending calls of a run.
 type Decision struct {
-	RunID  string // full run id
-	CallID string // the call; empty: the run's only call waiting for this kind of decision
-	All    bool   // every call waiting for this kind of decision
-	Action string // store.Approve, store.Decline or store.Resume
-	By     string // on whose behalf; default OSUser
-	OSUser string // who ran the command
+	RunID  string       // full run id
+	CallID string       // the call; empty: the run's only call waiting for this kind of decision
+	All    bool         // every call waiting for this kind of decision
+	Action store.Action // approve, decline, resume, retry or resolve
+	By     string       // on whose behalf; default OSUser
+	OSUser string       // who ran the command
 	Reason string
 	// Args, for an approval, replaces the call's arguments (validated
 	// against the tool's input schema first).
@@ -40,7 +39,7 @@ type Decision struct {
 }
 
 // kind is the kind of pending call an action decides; "" for any.
-func kind(action string) string {
+func kind(action store.Action) store.Kind {
 	switch action {
 	case store.Approve:
 		return store.KindApproval
@@ -236,7 +235,7 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 			waiting = append(waiting, c)
 		}
 	}
-	what := map[string]string{store.KindApproval: "approval", store.KindSuspend: "resume data", store.KindInterrupted: "retry or resolve", "": "a decision"}[k]
+	what := WaitsFor(k)
 	if d.CallID != "" {
 		i := slices.IndexFunc(calls, func(c *store.Call) bool { return c.ID == d.CallID })
 		switch {
@@ -244,14 +243,9 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 			return []*store.Call{calls[i]}, nil
 		case i < 0:
 			return nil, &store.ConflictError{RunID: r.ID, CallID: d.CallID}
-		case calls[i].Status == store.CallInterrupted && k != store.KindInterrupted:
-			return nil, usagef("call %s of run %s was interrupted by a crash and may or may not have taken effect: use agentctl retry or resolve", d.CallID, calls[i].RunID)
-		case calls[i].Status == store.CallPending && k == store.KindInterrupted:
-			return nil, usagef("call %s of run %s was not interrupted: it waits for %s", d.CallID, calls[i].RunID, calls[i].Kind)
-		case calls[i].Kind == store.KindDelegation && calls[i].Status == store.CallPending:
-			return nil, usagef("call %s of run %s is a delegation waiting for its sub-agent: decide the sub-agent's calls", d.CallID, calls[i].RunID)
-		case calls[i].Status == store.CallPending && !slices.Contains(waiting, calls[i]):
-			return nil, usagef("%v", &store.ConflictError{RunID: r.ID, CallID: d.CallID, Status: store.CallPending, Kind: calls[i].Kind})
+		case calls[i].Status == store.CallInterrupted || calls[i].Status == store.CallPending:
+			c := calls[i]
+			return nil, &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k}
 		case calls[i].Status != store.CallPending:
 			return nil, &staleError{call: calls[i]}
 		}
@@ -262,16 +256,11 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 		return nil, &staleError{what: what}
 	case d.All || len(waiting) == 1:
 		if len(waiting) > 1 && (d.Args != nil || d.Data != nil) {
-			return nil, usagef("--args and --data apply to one call: choose it with --call")
+			return nil, ErrOneCall
 		}
 		return waiting, nil
 	}
-	ids := make([]string, len(waiting))
-	for i, c := range waiting {
-		ids[i] = c.ID + " (" + c.Tool + ")"
-	}
-	return nil, usagef("run %s has %d calls waiting for %s; choose one with --call, or --all: %s",
-		r.ID, len(waiting), what, strings.Join(ids, ", "))
+	return nil, &ChooseError{RunID: r.ID, Kind: k, Waiting: waiting}
 }
 
 // staleError marks a decision on a call that is no longer pending, or,
@@ -299,7 +288,7 @@ func (e *Engine) nothingWaiting(ctx context.Context, t *tree, what string) error
 	slices.SortStableFunc(ds, func(a, b *store.Decision) int { return a.At.Compare(b.At) })
 	for _, d := range slices.Backward(ds) {
 		if d.Action != store.Grant {
-			msg += fmt.Sprintf("; call %s was already %sd by %s at %s", d.CallID, d.Action, d.By, d.At.Format(time.RFC3339))
+			msg += fmt.Sprintf("; call %s was already %s by %s at %s", d.CallID, d.Action.Past(), d.By, d.At.Format(time.RFC3339))
 			break
 		}
 	}
@@ -325,38 +314,44 @@ func (e *Engine) conflict(ctx context.Context, c *store.Call) error {
 
 // checkArgs validates edited arguments against the tool's input schema.
 func checkArgs(ctx context.Context, a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
+	bad := func(problem string, err error) error {
+		return &InputError{Field: InputArgs, CallID: c.ID, Tool: c.Tool, Problem: problem, Err: err}
+	}
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
-		return nil, usagef("--args for call %s: not a JSON object", c.ID)
+		return nil, bad(ProblemNotObject, nil)
 	}
 	t, err := a.tool(ctx, c.Tool)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("--args for call %s: %w", c.ID, err)
+		return nil, fmt.Errorf("args for call %s: %w", c.ID, err)
 	case t == nil:
-		return nil, usagef("--args for call %s: the agent has no tool %q", c.ID, c.Tool)
+		return nil, bad(ProblemNoTool, nil)
 	}
 	if err := describeViolations(t.tool.Input().Validate(args)); err != nil {
-		return nil, usagef("--args for call %s (%s) break its input schema:%v", c.ID, c.Tool, err)
+		return nil, bad(ProblemViolations, err)
 	}
 	return json.Marshal(args)
 }
 
 // checkResume validates resume data against the tool's resumeSchema.
 func checkResume(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
+	bad := func(problem string, err error) error {
+		return &InputError{Field: InputData, CallID: c.ID, Tool: c.Tool, Problem: problem, Err: err}
+	}
 	var data any
 	if raw == nil {
-		return nil, usagef("resume call %s: no data: pass --data JSON or --data-file FILE", c.ID)
+		return nil, bad(ProblemMissing, nil)
 	}
 	if err := json.Unmarshal(raw, &data); err != nil {
-		return nil, usagef("resume data for call %s: invalid JSON: %v", c.ID, err)
+		return nil, bad(ProblemNotJSON, err)
 	}
 	if _, ok := data.(map[string]any); !ok {
-		return nil, usagef("resume data for call %s: want a JSON object", c.ID)
+		return nil, bad(ProblemNotObject, nil)
 	}
 	if t := a.decl(c.Tool); t != nil {
 		if err := describeViolations(t.ResumeSchema.Validate(data)); err != nil {
-			return nil, usagef("resume data for call %s (%s) breaks its resumeSchema:%v", c.ID, c.Tool, err)
+			return nil, bad(ProblemViolations, err)
 		}
 	}
 	return json.Marshal(data)

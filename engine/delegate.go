@@ -98,7 +98,7 @@ func (e *Engine) advanceTree(ctx context.Context, g *Graph, r *store.Run) (*RunV
 func (e *Engine) bubble(ctx context.Context, g *Graph, child *RunView, r *store.Run) (*RunView, error) {
 	for r.ParentID != "" && child.Status.Terminal() {
 		to, result := outcome(child)
-		ev := event(r.ParentID, EventToolResult, map[string]any{"callId": r.ParentCall, "tool": r.Agent, "status": to, "result": result})
+		ev := event(r.ParentID, ToolResult{CallID: r.ParentCall, Tool: r.Agent, Status: to, Result: result})
 		claimed, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ParentID, CallID: r.ParentCall, To: to, Result: result}, ev)
 		if err != nil {
 			return nil, err

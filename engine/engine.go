@@ -97,33 +97,6 @@ func New(st store.Store, cfg Config) *Engine {
 	}
 }
 
-// Errors the engine returns, besides the store's.
-var (
-	// ErrUsage marks a request that cannot be carried out as asked: an
-	// unknown agent, a missing call id where several are pending.
-	ErrUsage = errors.New("invalid request")
-	// ErrMaxSteps reports a run that used up its agent's maxSteps.
-	ErrMaxSteps = errors.New("maximum steps reached")
-)
-
-// requestError is an error that matches a sentinel without repeating its
-// text.
-type requestError struct {
-	kind error
-	msg  string
-}
-
-func (e *requestError) Error() string        { return e.msg }
-func (e *requestError) Is(target error) bool { return target == e.kind }
-
-func usagef(format string, args ...any) error {
-	return &requestError{kind: ErrUsage, msg: fmt.Sprintf(format, args...)}
-}
-
-func conflictf(format string, args ...any) error {
-	return &requestError{kind: store.ErrConflict, msg: fmt.Sprintf(format, args...)}
-}
-
 // Compile compiles a spec with the engine's model providers and
 // toolkits.
 func (e *Engine) Compile(s *spec.Spec) (*Graph, error) { return Compile(s, e.models, e.kits) }
@@ -173,17 +146,22 @@ func (e *Engine) heartbeat(ctx context.Context, runID string) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(e.lease.TTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				// A failed renewal shows up as ErrLeaseLost on the next write.
-				_ = e.store.Renew(ctx, e.lease, runID)
-			}
-		}
+		// A failed renewal shows up as ErrLeaseLost on the next write.
+		every(ctx, e.lease.TTL/3, func() { _ = e.store.Renew(ctx, e.lease, runID) })
 	}()
 	return func() { cancel(); <-done }
+}
+
+// every calls f every d until ctx is done.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
 }

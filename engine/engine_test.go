@@ -112,7 +112,8 @@ func TestDecideErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve})
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "call_2 (restart), call_3 (restart)") {
+	var ce *ChooseError
+	if !errors.Is(err, ErrUsage) || !errors.As(err, &ce) || len(ce.Waiting) != 2 || ce.Waiting[0].ID != "call_2" || ce.Waiting[1].ID != "call_3" {
 		t.Errorf("ambiguous decision: %v", err)
 	}
 	_, err = e.Decide(ctx, Decision{RunID: v.RunID, CallID: "call_1", Action: store.Approve})

@@ -4,55 +4,96 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"slices"
-	"strings"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
 
 // Event types, as in agentctl's --events output and `agentctl events`.
 const (
-	EventTextDelta         = "text-delta"          // text from the model
-	EventToolCall          = "tool-call"           // the model called a tool
-	EventToolCallApproval  = "tool-call-approval"  // a call waits for approval
-	EventToolCallSuspended = "tool-call-suspended" // a call suspended itself
-	EventToolResult        = "tool-result"         // a call has its result
-	EventStepFinish        = "step-finish"         // a model turn ended
-	EventFinish            = "finish"              // the run completed
-	EventError             = "error"               // the run failed
+	EventTextDelta         store.EventType = "text-delta"          // TextDelta
+	EventToolCall          store.EventType = "tool-call"           // ToolCallEvent
+	EventToolCallApproval  store.EventType = "tool-call-approval"  // ToolCallApproval
+	EventToolCallSuspended store.EventType = "tool-call-suspended" // ToolCallSuspended
+	EventToolResult        store.EventType = "tool-result"         // ToolResult
+	EventStepFinish        store.EventType = "step-finish"         // StepFinish
+	EventFinish            store.EventType = "finish"              // Finish
+	EventError             store.EventType = "error"               // ErrorEvent
 )
 
-// event builds an event: a JSON object with type and runId first, then
-// the given fields in name order.
-func event(runID, typ string, fields map[string]any) store.Event {
-	var b bytes.Buffer
-	b.WriteString(`{"type":`)
-	writeJSON(&b, typ)
-	b.WriteString(`,"runId":`)
-	writeJSON(&b, runID)
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
+// The fields of each event type, as stored in store.Event.Data. Fields
+// are in name order, as consumers have always read them.
+type (
+	// TextDelta is text from the model.
+	TextDelta struct {
+		Text string `json:"text"`
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		b.WriteByte(',')
-		writeJSON(&b, k)
-		b.WriteByte(':')
-		writeJSON(&b, fields[k])
+	// ToolCallEvent reports that the model called a tool.
+	ToolCallEvent struct {
+		Args   json.RawMessage `json:"args"`
+		CallID string          `json:"callId"`
+		Tool   string          `json:"tool"`
 	}
-	b.WriteByte('}')
-	return store.Event{RunID: runID, Type: typ, Data: b.Bytes()}
-}
+	// ToolCallApproval reports a call that waits for approval.
+	ToolCallApproval struct {
+		Args      json.RawMessage `json:"args"`
+		CallID    string          `json:"callId"`
+		Deadline  *time.Time      `json:"deadline,omitempty"`
+		Gate      store.Gate      `json:"gate"`
+		GateError string          `json:"gateError,omitempty"`
+		Tool      string          `json:"tool"`
+	}
+	// ToolCallSuspended reports a call that suspended itself.
+	ToolCallSuspended struct {
+		Args         json.RawMessage `json:"args"`
+		CallID       string          `json:"callId"`
+		Payload      json.RawMessage `json:"payload"`
+		ResumeSchema map[string]any  `json:"resumeSchema,omitempty"`
+		Tool         string          `json:"tool"`
+	}
+	// ToolResult reports a call's result.
+	ToolResult struct {
+		CallID string           `json:"callId"`
+		Result string           `json:"result"`
+		Status store.CallStatus `json:"status"`
+		Tool   string           `json:"tool"`
+	}
+	// StepFinish reports the end of a model turn.
+	StepFinish struct {
+		FinishReason string `json:"finishReason"` // tool-calls or stop
+		Step         int    `json:"step"`
+	}
+	// Finish reports that the run completed.
+	Finish struct {
+		Output string `json:"output"`
+	}
+	// ErrorEvent reports that the run failed.
+	ErrorEvent struct {
+		Error string `json:"error"`
+	}
+)
 
-func writeJSON(b *bytes.Buffer, v any) {
-	enc := json.NewEncoder(b)
+// payload is the fields of one event type.
+type payload interface{ eventType() store.EventType }
+
+func (TextDelta) eventType() store.EventType         { return EventTextDelta }
+func (ToolCallEvent) eventType() store.EventType     { return EventToolCall }
+func (ToolCallApproval) eventType() store.EventType  { return EventToolCallApproval }
+func (ToolCallSuspended) eventType() store.EventType { return EventToolCallSuspended }
+func (ToolResult) eventType() store.EventType        { return EventToolResult }
+func (StepFinish) eventType() store.EventType        { return EventStepFinish }
+func (Finish) eventType() store.EventType            { return EventFinish }
+func (ErrorEvent) eventType() store.EventType        { return EventError }
+
+// event builds a run's event from its fields.
+func event(runID string, p payload) store.Event {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		b.WriteString("null")
-		return
+	if err := enc.Encode(p); err != nil {
+		panic(err) // strings, numbers, times and JSON already valid: cannot fail
 	}
-	b.Truncate(len(strings.TrimRight(b.String(), "\n")))
+	return store.Event{RunID: runID, Type: p.eventType(), Data: bytes.TrimRight(b.Bytes(), "\n")}
 }
 
 // emit hands committed events to the Config.OnEvent hook.
@@ -75,15 +116,13 @@ func (e *Engine) streamTo(runID string, streamed *bool) func(string) {
 	}
 	return func(chunk string) {
 		*streamed = true
-		e.emit([]store.Event{event(runID, EventTextDelta, map[string]any{"text": chunk})})
+		e.emit([]store.Event{event(runID, TextDelta{Text: chunk})})
 	}
 }
 
 // resultEvent reports a call's result.
 func resultEvent(runID string, c *store.Call) store.Event {
-	return event(runID, EventToolResult, map[string]any{
-		"callId": c.ID, "tool": c.Tool, "status": c.Status, "result": c.Result,
-	})
+	return event(runID, ToolResult{CallID: c.ID, Tool: c.Tool, Status: c.Status, Result: c.Result})
 }
 
 // Events returns a run's events after the one with id after, and whether

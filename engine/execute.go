@@ -127,12 +127,12 @@ func (rn *runner) suspendCall(ctx context.Context, t *spec.Tool, c *store.Call, 
 	}
 	m := store.Move{RunID: rn.r.ID, CallID: c.ID, From: store.CallApproved, To: store.CallPending,
 		Kind: store.KindSuspend, Payload: p, Deadline: rn.e.deadline(rn.a, t)}
-	fields := map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args, "payload": json.RawMessage(p)}
+	fields := ToolCallSuspended{CallID: c.ID, Tool: c.Tool, Args: c.Args, Payload: p}
 	if t.ResumeSchema != nil {
-		fields["resumeSchema"] = t.ResumeSchema.Doc
+		fields.ResumeSchema = t.ResumeSchema.Doc
 		m.ResumeSchema, _ = json.Marshal(t.ResumeSchema.Doc)
 	}
-	ev := event(rn.r.ID, EventToolCallSuspended, fields)
+	ev := event(rn.r.ID, fields)
 	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, ev); err != nil {
 		return err
 	}

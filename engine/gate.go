@@ -34,7 +34,7 @@ func (rn *runner) gate(ctx context.Context, tc toolCallPart, seq int) (*store.Ca
 		case strings.TrimSpace(task) == "":
 			c.Status, c.Result = store.CallFailed, `error: invalid arguments: a delegation needs {"task": "..."}`
 		default:
-			c.Gate = "delegation to sub-agent " + tc.Tool
+			c.Gate = store.Gate{Verdict: store.GateDelegation, Reasons: []store.Reason{{Kind: store.ReasonSubAgent, Detail: tc.Tool}}}
 		}
 		return c, nil
 	}
@@ -64,21 +64,24 @@ func (rn *runner) gate(ctx context.Context, tc toolCallPart, seq int) (*store.Ca
 // the run.
 func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args map[string]any) error {
 	v := t.tool.Approval(args, runVars(rn.r))
-	var why []string
+	own := store.Reason{Kind: store.ReasonKind(v.Reason), Detail: v.Detail}
+	var why []store.Reason
 	if v.Err != nil {
 		c.GateError = v.Err.Error()
 	}
 	if v.Need {
-		why = append(why, v.Why)
+		why = append(why, own)
 	}
 	if rn.a.spec.RequireToolApproval {
-		why = append(why, "agent requireToolApproval")
+		why = append(why, store.Reason{Kind: store.ReasonAgent})
 	}
 	if rn.st.RequireApproval {
-		why = append(why, "run --require-approval")
+		why = append(why, store.Reason{Kind: store.ReasonRun})
 	}
 	if len(why) == 0 {
-		c.Gate = v.Why
+		if v.Reason != "" {
+			c.Gate = store.Gate{Verdict: store.GateFree, Reasons: []store.Reason{own}}
+		}
 		return nil
 	}
 	granted, err := rn.granted(ctx, c.Tool)
@@ -86,11 +89,11 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 		return err
 	}
 	if granted {
-		c.Gate = "approved for the rest of the run (approve --always); would need: " + strings.Join(why, ", ")
+		c.Gate = store.Gate{Verdict: store.GateGranted, Reasons: why}
 		return nil
 	}
 	c.Status, c.Kind = store.CallPending, store.KindApproval
-	c.Gate = "required by " + strings.Join(why, ", ")
+	c.Gate = store.Gate{Verdict: store.GateRequired, Reasons: why}
 	c.Deadline = rn.e.deadline(rn.a, t.decl)
 	if t.decl.Approvals > 1 {
 		c.Needed = t.decl.Approvals

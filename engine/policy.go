@@ -104,7 +104,7 @@ func (e *Engine) refuse(ctx context.Context, runID string, calls []*store.Call, 
 	var ds []*store.Decision
 	for _, c := range calls {
 		ds = append(ds, &store.Decision{RunID: runID, CallID: c.ID, Action: store.Refused, By: d.By, OSUser: d.OSUser,
-			Reason: d.Action + " refused: " + why})
+			Reason: string(d.Action) + " refused: " + why})
 	}
 	if _, err := e.store.Decide(context.WithoutCancel(ctx), ds, store.Lease{}); err != nil {
 		return fmt.Errorf("record a refused %s: %w", d.Action, err)

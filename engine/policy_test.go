@@ -86,7 +86,7 @@ func TestFourEyes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		counts := map[string]int{}
+		counts := map[store.Action]int{}
 		for _, dv := range d.Decisions {
 			counts[dv.Action]++
 		}

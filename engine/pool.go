@@ -105,18 +105,7 @@ func (p *pool) beat(ctx context.Context) {
 }
 
 // beating beats three times a lease until ctx is done.
-func (p *pool) beating(ctx context.Context) {
-	t := time.NewTicker(p.e.lease.TTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.beat(ctx)
-		}
-	}
-}
+func (p *pool) beating(ctx context.Context) { every(ctx, p.e.lease.TTL/3, func() { p.beat(ctx) }) }
 
 // waking fans wake-ups out to the workers: one goroutine waits on the
 // database, the workers wait on it.

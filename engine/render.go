@@ -66,7 +66,7 @@ func suspendNote(t *spec.Tool) string {
 func (g *Graph) reachable(agent string) ([]*agentNode, error) {
 	root, ok := g.agents[agent]
 	if !ok {
-		return nil, usagef("unknown agent %q (agents: %s)", agent, strings.Join(g.Agents(), ", "))
+		return nil, &UnknownError{What: "agent", Name: agent, Known: g.Agents()}
 	}
 	out := []*agentNode{root}
 	for i := 0; i < len(out); i++ {

@@ -32,15 +32,11 @@ type StartOptions struct {
 func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunView, error) {
 	a, ok := g.agents[opts.Agent]
 	if !ok {
-		known := strings.Join(g.Agents(), ", ")
-		if known == "" {
-			known = "none"
-		}
-		return nil, usagef("unknown agent %q (agents: %s)", opts.Agent, known)
+		return nil, &UnknownError{What: "agent", Name: opts.Agent, Known: g.Agents()}
 	}
 	if opts.Model != "" {
 		if _, ok := g.models[opts.Model]; !ok {
-			return nil, usagef("unknown model %q for --model (models: %s)", opts.Model, strings.Join(g.modelNames(), ", "))
+			return nil, &UnknownError{What: "model", Name: opts.Model, Known: g.modelNames()}
 		}
 	}
 	if err := g.checkModels(a, opts.Model); err != nil {
@@ -89,14 +85,6 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 	return v, err
 }
 
-// InterruptedError reports a run left as checkpointed because the
-// process was interrupted.
-type InterruptedError struct{ RunID string }
-
-func (e *InterruptedError) Error() string {
-	return fmt.Sprintf("interrupted: run %s is checkpointed; continue it with agentctl continue %s", e.RunID, e.RunID)
-}
-
 // Continue advances a run that is ready to go on with no human: one left
 // running by a process that stopped (Ctrl-C, a crash), from its last
 // checkpoint; one whose calls were decided with --detach; one with a call
@@ -124,7 +112,7 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 		}
 	}
 	if next == nil {
-		return nil, conflictf("run %s is %s: only a run left running by a stopped process, or one whose calls were decided with --detach, can be continued", r.ID, r.Status)
+		return nil, &NotReadyError{RunID: r.ID, Status: r.Status}
 	}
 	if r, err = e.store.Run(ctx, next.ID); err != nil { // with its lease
 		return nil, err
@@ -149,22 +137,23 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 }
 
 // decided reports whether suspended run r has work with no human: an
-// approved call to run, or its latest turn's calls all done.
+// approved call to run (others of its turn may still wait), or its
+// latest turn's calls all done.
 func decided(r *store.Run, calls []*store.Call) bool {
-	n, approved := 0, false
+	n, waiting := 0, false
 	for _, c := range calls {
 		if c.RunID != r.ID || c.Step != r.Step {
 			continue
 		}
 		switch c.Status {
-		case store.CallPending, store.CallInterrupted, store.CallExecuting:
-			return false
 		case store.CallApproved:
-			approved = true
+			return true
+		case store.CallPending, store.CallInterrupted, store.CallExecuting:
+			waiting = true
 		}
 		n++
 	}
-	return approved || n > 0
+	return n > 0 && !waiting
 }
 
 // pending returns the calls waiting for a human.
@@ -210,7 +199,7 @@ func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) (*RunView,
 // recorded.
 func (e *Engine) failErr(ctx context.Context, r *store.Run, cause error) error {
 	r.Status, r.Error = store.Failed, cause.Error()
-	ev := event(r.ID, EventError, map[string]any{"error": r.Error})
+	ev := event(r.ID, ErrorEvent{Error: r.Error})
 	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil, ev); err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool
 	r.Step++
 	ans := &answer{msg: message{Role: "assistant", Text: resp.Text}, text: resp.Text}
 	if resp.Text != "" {
-		ans.evs = append(ans.evs, event(r.ID, EventTextDelta, map[string]any{"text": resp.Text}))
+		ans.evs = append(ans.evs, event(r.ID, TextDelta{Text: resp.Text}))
 		if streamed {
 			ans.live = 1
 		}
@@ -98,17 +98,14 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool
 			return nil, err
 		}
 		ans.calls = append(ans.calls, c)
-		ans.evs = append(ans.evs, event(r.ID, EventToolCall, map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args}))
+		ans.evs = append(ans.evs, event(r.ID, ToolCallEvent{CallID: c.ID, Tool: c.Tool, Args: c.Args}))
 		switch {
 		case c.Status == store.CallPending:
-			fields := map[string]any{"callId": c.ID, "tool": c.Tool, "args": c.Args, "gate": c.Gate}
-			if c.GateError != "" {
-				fields["gateError"] = c.GateError
-			}
+			fields := ToolCallApproval{CallID: c.ID, Tool: c.Tool, Args: c.Args, Gate: c.Gate, GateError: c.GateError}
 			if !c.Deadline.IsZero() {
-				fields["deadline"] = c.Deadline
+				fields.Deadline = &c.Deadline
 			}
-			ans.evs = append(ans.evs, event(r.ID, EventToolCallApproval, fields))
+			ans.evs = append(ans.evs, event(r.ID, fields))
 		case c.Status.Done():
 			ans.evs = append(ans.evs, resultEvent(r.ID, c))
 		}
@@ -140,12 +137,12 @@ func (rn *runner) commit(ctx context.Context, ans *answer) error {
 	if len(ans.calls) == 0 {
 		finish = "stop"
 	}
-	ans.evs = append(ans.evs, event(r.ID, EventStepFinish, map[string]any{"step": r.Step, "finishReason": finish}))
+	ans.evs = append(ans.evs, event(r.ID, StepFinish{Step: r.Step, FinishReason: finish}))
 	rn.st.Messages = append(rn.st.Messages, ans.msg)
 	r.State = rn.st.encode()
 	if len(ans.calls) == 0 {
 		r.Status, r.Output = store.Completed, ans.text
-		ans.evs = append(ans.evs, event(r.ID, EventFinish, map[string]any{"output": r.Output}))
+		ans.evs = append(ans.evs, event(r.ID, Finish{Output: r.Output}))
 	}
 	if err := rn.e.store.Checkpoint(ctx, rn.e.lease, r, ans.calls, ans.evs...); err != nil {
 		return err

@@ -41,8 +41,8 @@ type PendingView struct {
 	Path         []string        `json:"path"`  // agents from the root to that run
 	Tool         string          `json:"tool"`
 	Args         json.RawMessage `json:"args"`
-	Kind         string          `json:"kind"`                   // approval or suspend
-	Gate         string          `json:"gate,omitempty"`         // why approval is needed
+	Kind         store.Kind      `json:"kind"`                   // approval or suspend
+	Gate         *store.Gate     `json:"gate,omitempty"`         // why approval is needed
 	GateError    string          `json:"gateError,omitempty"`    // the requireApproval expression's error
 	Payload      json.RawMessage `json:"payload,omitempty"`      // what a suspended call shows
 	ResumeSchema json.RawMessage `json:"resumeSchema,omitempty"` // what its resume data must satisfy
@@ -71,7 +71,7 @@ type CallView struct {
 	Args      json.RawMessage  `json:"args"`
 	Status    store.CallStatus `json:"status"`
 	Result    string           `json:"result"`
-	Gate      string           `json:"gate,omitempty"`
+	Gate      *store.Gate      `json:"gate,omitempty"`
 	GateError string           `json:"gateError,omitempty"`
 	Payload   json.RawMessage  `json:"payload,omitempty"`
 	Resume    json.RawMessage  `json:"resume,omitempty"`
@@ -80,7 +80,7 @@ type CallView struct {
 // DecisionView is one record of the audit trail.
 type DecisionView struct {
 	CallID     string          `json:"callId"`
-	Action     string          `json:"action"` // approve, decline, resume, expire or grant
+	Action     store.Action    `json:"action"` // approve, decline, resume, expire, grant, retry, resolve or refused
 	By         string          `json:"by"`
 	OSUser     string          `json:"osUser"`
 	Reason     string          `json:"reason"`
@@ -88,6 +88,15 @@ type DecisionView struct {
 	ArgsAfter  json.RawMessage `json:"argsAfter,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
 	At         time.Time       `json:"at"`
+}
+
+// gateOf is a call's gate for a view: nil when nothing was recorded.
+func gateOf(c *store.Call) *store.Gate {
+	if c.Gate.Zero() {
+		return nil
+	}
+	g := c.Gate
+	return &g
 }
 
 // view renders a run with the calls waiting for a human; paths names the
@@ -106,7 +115,7 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 		if path == nil {
 			path = r.Path
 		}
-		p := PendingView{CallID: c.ID, RunID: c.RunID, Path: path, Tool: c.Tool, Args: c.Args, Kind: c.Kind, Gate: c.Gate, GateError: c.GateError,
+		p := PendingView{CallID: c.ID, RunID: c.RunID, Path: path, Tool: c.Tool, Args: c.Args, Kind: c.Kind, Gate: gateOf(c), GateError: c.GateError,
 			Payload: c.Payload, ResumeSchema: c.ResumeSchema, Needed: c.Needed, Approvals: c.Approvals}
 		if !c.Deadline.IsZero() {
 			p.Deadline = &c.Deadline
@@ -185,7 +194,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	d.Grants = append(d.Grants, grants...)
 	for _, c := range calls {
 		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: c.Result,
-			Gate: c.Gate, GateError: c.GateError, Payload: c.Payload, Resume: c.Resume})
+			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume})
 	}
 	for _, x := range ds {
 		d.Decisions = append(d.Decisions, DecisionView{CallID: x.CallID, Action: x.Action, By: x.By, OSUser: x.OSUser,

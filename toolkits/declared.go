@@ -48,13 +48,13 @@ func (d *Declared) Approval(input, run map[string]any) Verdict {
 	_, isConst := cond.IsConst()
 	switch {
 	case err != nil:
-		return Verdict{Need: true, Why: "requireApproval failed to evaluate", Err: err}
+		return Verdict{Need: true, Reason: ReasonFailed, Err: err}
 	case need && isConst:
-		return Verdict{Need: true, Why: "tool requireApproval"}
+		return Verdict{Need: true, Reason: ReasonTool}
 	case need:
-		return Verdict{Need: true, Why: "requireApproval " + cond.Source()}
+		return Verdict{Need: true, Reason: ReasonCondition, Detail: cond.Source()}
 	case !isConst:
-		return Verdict{Why: "not required: requireApproval " + cond.Source() + " is false"}
+		return Verdict{Reason: ReasonFalse, Detail: cond.Source()}
 	}
 	return Verdict{}
 }

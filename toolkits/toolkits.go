@@ -77,13 +77,26 @@ type Tool interface {
 type Verdict struct {
 	// Need reports that a human must approve the call.
 	Need bool
-	// Why says what requires approval, or why none is needed when that
-	// is worth recording; it is kept with the call.
-	Why string
+	// Reason says what requires approval, or why none is needed when
+	// that is worth recording ("" otherwise): one of the reasons below,
+	// which the engine keeps with the call.
+	Reason string
+	// Detail completes the reason: the condition's source, the tool.
+	Detail string
 	// Err is why the condition could not be evaluated; Need is then
 	// true: a gate fails closed.
 	Err error
 }
+
+// Reasons a tool gives in a Verdict (store.ReasonKind).
+const (
+	ReasonTool      = "tool"      // requireApproval is true
+	ReasonCondition = "condition" // the requireApproval expression (Detail) held
+	ReasonServer    = "server"    // the server's requireApproval (Detail) held
+	ReasonFailed    = "failed"    // the condition could not be evaluated
+	ReasonFalse     = "false"     // the condition (Detail) was false
+	ReasonReadOnly  = "read-only" // the server marks the tool (Detail) read-only
+)
 
 // Kit is what one tool declaration provides: one tool, or the tools of a
 // server, listed when first needed.

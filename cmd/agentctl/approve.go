@@ -36,7 +36,7 @@ several processes deciding the same call exactly one wins; the others exit
 			if d.All && d.CallID != "" {
 				return usageErr(errors.New("--all and --call exclude each other"))
 			}
-			if args != "" {
+			if cmd.Flags().Changed("args") {
 				d.Args = json.RawMessage(args)
 				if err := checkJSON("--args", d.Args); err != nil {
 					return err

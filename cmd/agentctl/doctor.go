@@ -42,6 +42,7 @@ func (a *app) doctorCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("doctor %s: %w", db.Path(), err)
 			}
+			addFixes(r)
 			if out == "json" {
 				if err := writeJSON(a.stdout, r); err != nil {
 					return err
@@ -76,6 +77,9 @@ func printReport(a *app, r *sqlstore.Report) {
 		line := f.Check
 		if f.Detail != "" {
 			line += ": " + f.Detail
+		}
+		if f.Fix != "" {
+			line += ": " + f.Fix
 		}
 		fmt.Fprintf(a.stdout, "%-5s     %s\n", f.Status, line)
 		for _, id := range f.Runs {

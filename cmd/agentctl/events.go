@@ -27,7 +27,8 @@ completes or fails.`,
   agentctl events 01JD3F --follow | jq -c 'select(.type == "tool-result")'`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			a.readOnly = true // reads only read: see docs/architecture.md
+			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
+			a.dbOpts.Follow = follow
 			ctx := cmd.Context()
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
@@ -61,7 +62,7 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 			return err
 		}
 		for _, ev := range evs {
-			fmt.Fprintf(a.stdout, "%s\n", ev.Data)
+			fmt.Fprintf(a.stdout, "%s\n", ev.JSON())
 			after = ev.ID
 		}
 		if !follow || done {

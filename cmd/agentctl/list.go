@@ -25,7 +25,7 @@ func (a *app) listCmd() *cobra.Command {
   agentctl list --agent oncall --limit 5 -o json`,
 		Args: argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.readOnly = true // reads only read: see docs/architecture.md
+			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			switch st := store.Status(status); st {
 			case "", store.Queued, store.Running, store.Suspended, store.Completed, store.Failed:
 			default:

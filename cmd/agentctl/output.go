@@ -168,7 +168,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	cfg := engine.Config{Models: model.Default(), Delegates: installationDelegates()}
 	switch {
 	case f.events:
-		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.Data) }
+		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.JSON()) }
 	case f.out == "text" && (f.stream || isTerminal(a.stdout)):
 		f.streamer = &textStreamer{w: a.stdout}
 		cfg.OnEvent = f.streamer.event
@@ -228,16 +228,6 @@ func (t *textStreamer) event(ev store.Event) {
 			t.open = false
 		}
 	}
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // statusExit maps a run's status to the command's exit.

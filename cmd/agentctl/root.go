@@ -61,7 +61,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	dbPath         string
-	readOnly       bool // the command only reads: open the database so
+	dbOpts         backend.Options // how the command opens the database: only to read, for list, show, ...
 	db             *sqlstore.DB
 	engines        []*engine.Engine
 }
@@ -177,7 +177,7 @@ func (a *app) report(err error) int {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrUsage):
 		code = exitUsage
 	}
-	fmt.Fprintf(a.stderr, "agentctl: %v\n", err)
+	fmt.Fprintf(a.stderr, "agentctl: %s\n", phrase(err))
 	return code
 }
 
@@ -188,13 +188,12 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// store opens the database on first use: for reading only when the
-// command only reads (a.readOnly).
+// store opens the database on first use, as the command asks (dbOpts).
 func (a *app) store(ctx context.Context) (*sqlstore.DB, error) {
 	if a.db != nil {
 		return a.db, nil
 	}
-	db, err := openDB(ctx, a.dbPath, backend.Options{ReadOnly: a.readOnly})
+	db, err := openDB(ctx, a.dbPath, a.dbOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -67,8 +67,9 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the scenarios in testdata/scripts. Each gets a fresh
-// database ($AGENTCTL_DB in its work directory) and $EXAMPLES, the
-// examples/agents directory. Besides the standard commands, scripts have:
+// database ($AGENTCTL_DB in its work directory), $EXAMPLES, the
+// examples/agents directory, and $FIXTURES, testdata/fixtures (databases
+// written by earlier versions). Besides the standard commands, scripts have:
 //
 //	exits N PROG [ARGS...]  run PROG like exec and require exit code N
 //	capture NAME REGEXP     set $NAME to REGEXP's first group in the last stdout
@@ -117,11 +118,16 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixtures, err := filepath.Abs("../../testdata/fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/scripts",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
+			env.Setenv("FIXTURES", fixtures)
 			return scenario.Setup(env, osUser())
 		},
 		Cmds: testCmds(),
@@ -385,10 +391,15 @@ func asUser(ts *testscript.TestScript, neg bool, args []string) {
 		if _, err := os.Stat(prog); err != nil {
 			self, err := os.Executable()
 			ts.Check(err)
-			data, err := os.ReadFile(self)
-			ts.Check(err)
 			ts.Check(os.MkdirAll(filepath.Dir(prog), 0o755))
-			ts.Check(os.WriteFile(prog, data, 0o755))
+			// A hard link, not a copy: a file written here could still be
+			// open for writing in a process another scenario forks, and
+			// exec would fail with "text file busy".
+			if err := os.Link(self, prog); err != nil {
+				data, err := os.ReadFile(self)
+				ts.Check(err)
+				ts.Check(os.WriteFile(prog, data, 0o755))
+			}
 		}
 	}
 	cmd := exec.Command(prog, args[2:]...)

@@ -27,7 +27,7 @@ prints the whole tree of runs.`,
   agentctl show 01JD3F --tree`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			a.readOnly = true // reads only read: see docs/architecture.md
+			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
@@ -113,8 +113,8 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintln(w, "\ncalls")
 		for _, c := range d.Calls {
 			fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, c.Args)
-			if c.Gate != "" {
-				fmt.Fprintf(w, "      approval: %s\n", c.Gate)
+			if c.Gate != nil {
+				fmt.Fprintf(w, "      approval: %s\n", gateText(*c.Gate))
 			}
 			if c.GateError != "" {
 				fmt.Fprintf(w, "      requireApproval failed: %s\n", c.GateError)

@@ -42,7 +42,7 @@ func (a *app) statusCmd() *cobra.Command {
 		Long:  statusHelp,
 		Args:  argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.readOnly = true // reads only read: see docs/architecture.md
+			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			db, err := a.store(cmd.Context())
 			if err != nil {
 				return err

@@ -8,10 +8,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -54,16 +56,19 @@ func (s CallStatus) Done() bool {
 	return s == CallDeclined || s == CallSucceeded || s == CallFailed
 }
 
+// Kind is what a pending call waits for.
+type Kind string
+
 // Kinds of pending call.
 const (
-	KindApproval = "approval" // waits for approve or decline
-	KindSuspend  = "suspend"  // the tool paused itself: waits for resume data (or decline)
+	KindApproval Kind = "approval" // waits for approve or decline
+	KindSuspend  Kind = "suspend"  // the tool paused itself: waits for resume data (or decline)
 	// KindDelegation is a call to a sub-agent waiting for its child run;
 	// it is settled by the child's outcome, never by a human.
-	KindDelegation = "delegation"
+	KindDelegation Kind = "delegation"
 	// KindInterrupted is a call interrupted by a crash: it waits for
 	// retry or resolve.
-	KindInterrupted = "interrupted"
+	KindInterrupted Kind = "interrupted"
 )
 
 // Run is one run of an agent.
@@ -111,11 +116,11 @@ type Call struct {
 	Tool   string
 	Args   json.RawMessage
 	Status CallStatus
-	Kind   string // for pending calls: what they wait for
+	Kind   Kind   // for pending calls: what they wait for
 	Result string // what the model is told; set once Done
 	// Gate records the approval gate's verdict when the call was made:
 	// what required approval, or why none was needed.
-	Gate string
+	Gate Gate
 	// GateError is the requireApproval expression's error, if it failed
 	// (the call then required approval: it fails closed).
 	GateError    string
@@ -132,23 +137,37 @@ type Call struct {
 	UpdatedAt time.Time
 }
 
+// Action is what a decision does.
+type Action string
+
 // Decision actions.
 const (
-	Approve = "approve" // a pending approval: the call may run (Args may be edited)
-	Decline = "decline" // any pending call: it never runs; the model is told
-	Resume  = "resume"  // a suspended call: it goes on with Data
-	Expire  = "expire"  // a pending call past its deadline, declined by agentctl
-	Grant   = "grant"   // with an approval: later calls of the tool need none
-	Retry   = "retry"   // an interrupted call: run it again
-	Resolve = "resolve" // an interrupted call: record its outcome by hand (Result, Status)
-	Refused = "refused" // an attempt the approver policy refused: only recorded (Reason says why)
+	Approve Action = "approve" // a pending approval: the call may run (Args may be edited)
+	Decline Action = "decline" // any pending call: it never runs; the model is told
+	Resume  Action = "resume"  // a suspended call: it goes on with Data
+	Expire  Action = "expire"  // a pending call past its deadline, declined by agentctl
+	Grant   Action = "grant"   // with an approval: later calls of the tool need none
+	Retry   Action = "retry"   // an interrupted call: run it again
+	Resolve Action = "resolve" // an interrupted call: record its outcome by hand (Result, Status)
+	Refused Action = "refused" // an attempt the approver policy refused: only recorded (Reason says why)
 )
+
+// Past is the action in the past tense: approved, retried, ...
+func (a Action) Past() string {
+	switch {
+	case strings.HasSuffix(string(a), "y"):
+		return strings.TrimSuffix(string(a), "y") + "ied"
+	case strings.HasSuffix(string(a), "e"):
+		return string(a) + "d"
+	}
+	return string(a) + "ed"
+}
 
 // Decision is a decision on a call, kept as an append-only audit record.
 type Decision struct {
 	RunID      string
 	CallID     string
-	Action     string // Approve, Decline, Resume, Expire or Grant
+	Action     Action
 	By         string // on whose behalf (--as), else the OS user
 	OSUser     string // the OS user who ran the command
 	Reason     string
@@ -184,13 +203,35 @@ func (e *ForbiddenError) Error() string {
 // Is makes a *ForbiddenError match ErrForbidden.
 func (e *ForbiddenError) Is(target error) bool { return target == ErrForbidden }
 
+// EventType names a kind of event: text-delta, tool-call, tool-result, ...
+// (the engine's event types).
+type EventType string
+
 // Event is one step of a run as consumers see it (agentctl events).
+//
+// The store keeps Data, the event's own fields, as given, and its type
+// and run in columns of their own; JSON renders the event as consumers
+// read it, the envelope (type, runId) first.
 type Event struct {
 	ID    int64 // increasing within a store
 	RunID string
-	Type  string          // text-delta, tool-call, tool-result, ...
-	Data  json.RawMessage // the event's fields, a JSON object
+	Type  EventType
+	Data  json.RawMessage // the event's own fields: a JSON object, without type and runId
 	At    time.Time
+}
+
+// JSON renders the event as one JSON object: {"type":..., "runId":...,
+// then the fields of Data}.
+func (e Event) JSON() []byte {
+	t, _ := json.Marshal(e.Type)
+	r, _ := json.Marshal(e.RunID)
+	b := make([]byte, 0, len(t)+len(r)+len(e.Data)+20)
+	b = append(append(append(append(b, `{"type":`...), t...), `,"runId":`...), r...)
+	fields := bytes.TrimSpace(e.Data)
+	if len(fields) > 2 && fields[0] == '{' {
+		return append(append(b, ','), fields[1:]...)
+	}
+	return append(b, '}')
 }
 
 // Move is one transition of a call in the ledger.
@@ -198,7 +239,7 @@ type Move struct {
 	RunID, CallID string
 	From, To      CallStatus
 	Result        string          // the call's result, when To is Done
-	Kind          string          // when To is pending: what it waits for
+	Kind          Kind            // when To is pending: what it waits for
 	Payload       json.RawMessage // when To is pending with KindSuspend
 	ResumeSchema  json.RawMessage // likewise: what resume data must satisfy
 	Deadline      time.Time       // when To is pending: when it expires
@@ -394,8 +435,8 @@ type ConflictError struct {
 	RunID  string
 	CallID string
 	Status CallStatus // the call's status now; empty when there is no such call
-	Kind   string     // for a pending call: what it waits for
-	Action string     // the decision taken on it, if any
+	Kind   Kind       // for a pending call: what it waits for
+	Action Action     // the decision taken on it, if any
 	By     string     // who took it
 	At     time.Time
 }
@@ -405,12 +446,12 @@ func (e *ConflictError) Error() string {
 	case e.Status == "":
 		return fmt.Sprintf("run %s has no call %s", e.RunID, e.CallID)
 	case e.Status == CallPending && e.Kind == KindSuspend:
-		return fmt.Sprintf("call %s of run %s suspended itself and waits for resume data: use agentctl resume (or decline)", e.CallID, e.RunID)
+		return fmt.Sprintf("call %s of run %s suspended itself and waits for resume data", e.CallID, e.RunID)
 	case e.Status == CallPending && e.Kind == KindApproval:
-		return fmt.Sprintf("call %s of run %s waits for approval, not resume data: use agentctl approve or decline", e.CallID, e.RunID)
+		return fmt.Sprintf("call %s of run %s waits for approval, not resume data", e.CallID, e.RunID)
 	case e.Action != "":
-		return fmt.Sprintf("call %s of run %s was already %sd by %s at %s (now %s)",
-			e.CallID, e.RunID, e.Action, e.By, e.At.UTC().Format(time.RFC3339), e.Status)
+		return fmt.Sprintf("call %s of run %s was already %s by %s at %s (now %s)",
+			e.CallID, e.RunID, e.Action.Past(), e.By, e.At.UTC().Format(time.RFC3339), e.Status)
 	}
 	return fmt.Sprintf("call %s of run %s is %s", e.CallID, e.RunID, e.Status)
 }

@@ -81,23 +81,42 @@ var shownHeaders = []string{"Content-Type", "Location", "Retry-After"}
 // Do implements toolkits.Action. A 4xx or 5xx response is a failed
 // result the model sees; a network error is an error.
 func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	req, err := a.request(ctx, c)
+	if err != nil {
+		return toolkits.Result{}, err
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		u := req.URL
+		return toolkits.Result{}, fmt.Errorf("%s %s://%s%s: %w", a.spec.Method, u.Scheme, u.Host, u.Path, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	return a.result(resp)
+}
+
+// request renders the declared request for a call: placeholders in the
+// path are path-escaped, query values URL-encoded, and the URL must keep
+// the declared origin.
+func (a *Action) request(ctx context.Context, c toolkits.Call) (*nethttp.Request, error) {
 	env := tmpl.Env(c.Vars())
 	raw, err := a.spec.URL.RenderEscaped(env, url.PathEscape)
 	if err != nil {
-		return toolkits.Result{}, fmt.Errorf("url: %w", err)
+		return nil, fmt.Errorf("url: %w", err)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return toolkits.Result{}, fmt.Errorf("url: %w", err)
+		return nil, fmt.Errorf("url: %w", err)
 	}
 	if !a.sameOrigin(u) {
-		return toolkits.Result{}, fmt.Errorf("url %s://%s refused: the tool may only reach %s", u.Scheme, u.Host, a.spec.Origin)
+		return nil, fmt.Errorf("url %s://%s refused: the tool may only reach %s", u.Scheme, u.Host, a.spec.Origin)
 	}
 	q := u.Query()
 	for _, k := range slices.Sorted(maps.Keys(a.spec.Query)) {
 		v, err := a.spec.Query[k].Render(env)
 		if err != nil {
-			return toolkits.Result{}, fmt.Errorf("query %s: %w", k, err)
+			return nil, fmt.Errorf("query %s: %w", k, err)
 		}
 		q.Set(k, v)
 	}
@@ -106,19 +125,17 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 	if a.spec.Body != nil {
 		v, err := a.spec.Body.Eval(env)
 		if err != nil {
-			return toolkits.Result{}, fmt.Errorf("body: %w", err)
+			return nil, fmt.Errorf("body: %w", err)
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return toolkits.Result{}, fmt.Errorf("body: %w", err)
+			return nil, fmt.Errorf("body: %w", err)
 		}
 		body = bytes.NewReader(b)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.timeout)
-	defer cancel()
 	req, err := nethttp.NewRequestWithContext(ctx, a.spec.Method, u.String(), body)
 	if err != nil {
-		return toolkits.Result{}, err
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -127,15 +144,17 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 	for _, k := range slices.Sorted(maps.Keys(a.spec.Headers)) {
 		v, err := a.spec.Headers[k].Render(env)
 		if err != nil {
-			return toolkits.Result{}, fmt.Errorf("header %s: %w", k, err)
+			return nil, fmt.Errorf("header %s: %w", k, err)
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return toolkits.Result{}, fmt.Errorf("%s %s://%s%s: %w", a.spec.Method, u.Scheme, u.Host, u.Path, unwrapURLError(err))
-	}
-	defer resp.Body.Close()
+	return req, nil
+}
+
+// result reads a response, up to maxResponse bytes, into the result the
+// model sees: status, selected headers and the body, decoded when it is
+// JSON. A 4xx or 5xx status is a failed result.
+func (a *Action) result(resp *nethttp.Response) (toolkits.Result, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, a.maxResponse+1))
 	if err != nil {
 		return toolkits.Result{}, fmt.Errorf("reading the response: %w", err)

@@ -166,11 +166,11 @@ func (t *serverTool) Approval(input, _ map[string]any) toolkits.Verdict {
 	need, err := cond.Eval(tmpl.Env{"tool": t.t.Name, "input": input})
 	switch {
 	case err != nil:
-		return toolkits.Verdict{Need: true, Why: "requireApproval failed to evaluate", Err: err}
+		return toolkits.Verdict{Need: true, Reason: toolkits.ReasonFailed, Err: err}
 	case need && t.t.ReadOnly && m.AutoApproveReadOnly && !perTool:
-		return toolkits.Verdict{Why: "not required: the server marks " + t.t.Name + " read-only (autoApproveReadOnly)"}
+		return toolkits.Verdict{Reason: toolkits.ReasonReadOnly, Detail: t.t.Name}
 	case need:
-		return toolkits.Verdict{Need: true, Why: "mcp requireApproval " + cond.Source()}
+		return toolkits.Verdict{Need: true, Reason: toolkits.ReasonServer, Detail: cond.Source()}
 	}
 	return toolkits.Verdict{}
 }

@@ -31,6 +31,9 @@ type Options struct {
 	// with no agentctl schema, read as empty; a schema older than this
 	// build's fails with store.ErrOldSchema.
 	ReadOnly bool
+	// Follow, with ReadOnly, sees what other processes write while it
+	// reads (events --follow).
+	Follow bool
 	// Inspect opens read-only as found, whatever its schema (doctor).
 	Inspect bool
 	// BusyTimeout is how long a SQLite write waits for another
@@ -44,17 +47,17 @@ func IsURL(dsn string) bool { return postgres.IsURL(dsn) }
 // Open opens the store dsn names.
 func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
 	if opts.Inspect {
-		return open(ctx, dsn, true, opts.BusyTimeout)
+		return open(ctx, dsn, opts)
 	}
 	if !opts.ReadOnly {
-		return open(ctx, dsn, false, opts.BusyTimeout)
+		return open(ctx, dsn, opts)
 	}
 	if !IsURL(dsn) {
 		if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
 			return empty(ctx)
 		}
 	}
-	db, err := open(ctx, dsn, true, opts.BusyTimeout)
+	db, err := open(ctx, dsn, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -65,17 +68,17 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
 		return empty(ctx)
 	case found < known:
 		db.Close()
-		return nil, fmt.Errorf("open database %s: %w (schema %d of %d); this command only reads: upgrade it with agentctl migrate (same --db)",
-			db.Path(), store.ErrOldSchema, found, known)
+		return nil, fmt.Errorf("open database %s: %w (schema %d of %d)", db.Path(), store.ErrOldSchema, found, known)
 	}
 	return db, nil
 }
 
-func open(ctx context.Context, dsn string, readOnly bool, busy time.Duration) (*sqlstore.DB, error) {
+func open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
+	readOnly := opts.ReadOnly || opts.Inspect
 	if IsURL(dsn) {
 		return postgres.Open(ctx, dsn, postgres.Options{ReadOnly: readOnly})
 	}
-	return sqlite.Open(ctx, dsn, sqlite.Options{BusyTimeout: busy, ReadOnly: readOnly})
+	return sqlite.Open(ctx, dsn, sqlite.Options{BusyTimeout: opts.BusyTimeout, ReadOnly: readOnly, Follow: opts.Follow})
 }
 
 // empty is a store that holds no runs: an empty database in memory.

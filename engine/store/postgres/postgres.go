@@ -76,7 +76,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		SkipLocked: true,
 		Classify:   classify,
 	}
-	return sqlstore.New(db, d, opts.Now, name, version, len(migrations)), nil
+	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), Now: opts.Now}), nil
 }
 
 // schema reads the schema version, migrating (under an advisory lock, so
@@ -282,4 +282,8 @@ var migrations = []string{
 	`ALTER TABLE runs ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
 	ALTER TABLE calls ADD COLUMN needed INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE calls ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0;`,
+
+	// An event's data holds its own fields only; its type and run are
+	// columns of their own.
+	sqlstore.EventFieldsMigration,
 }

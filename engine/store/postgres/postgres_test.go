@@ -69,3 +69,37 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("opening a newer schema: %v", err)
 	}
 }
+
+func TestOldEvents(t *testing.T) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.OldEvents(t, func(rows [][2]string) {
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
+		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			if _, err := db.SQL().ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES ('01OLD', $1, $2, 0)`, row[0], row[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, known := db.Schema()
+		if _, err := db.SQL().ExecContext(ctx, `UPDATE agentctl_schema SET version = $1`, known-1); err != nil {
+			t.Fatal(err)
+		}
+	}, func() store.Store {
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -31,8 +32,13 @@ type Options struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// ReadOnly opens an existing database without writing to it, and
-	// without migrating it (agentctl doctor).
+	// without migrating it. When no process has the database open, it
+	// is read as it is on disk, creating no -wal or -shm file.
 	ReadOnly bool
+	// Follow, with ReadOnly, sees what other processes write while it
+	// reads (agentctl events --follow): it shares their -wal and -shm,
+	// creating them if need be.
+	Follow bool
 }
 
 // Memory, as a path, opens an empty database in memory that lives as
@@ -48,7 +54,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 10 * time.Second
 	}
-	o := &opener{path: path, busy: opts.BusyTimeout}
+	o := &opener{path: path, busy: opts.BusyTimeout, follow: opts.Follow}
 	db, version, err := o.open(ctx, opts.ReadOnly)
 	if err != nil {
 		if db != nil {
@@ -61,21 +67,16 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		Cache:     true,
 		Classify:  o.classify,
 		Integrity: integrity,
-		Journal: func(ctx context.Context, db *sql.DB) string {
-			var mode string
-			if db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode) != nil {
-				return "unknown"
-			}
-			return mode
-		},
+		Journal:   func(context.Context, *sql.DB) string { return journal(path) },
 	}
-	return sqlstore.New(db, d, opts.Now, path, version, len(migrations)), nil
+	return sqlstore.New(db, d, sqlstore.Opened{Path: path, Version: version, Known: len(migrations), Now: opts.Now}), nil
 }
 
 // opener opens one database file.
 type opener struct {
-	path string
-	busy time.Duration
+	path   string
+	busy   time.Duration
+	follow bool
 }
 
 func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
@@ -97,9 +98,17 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busy.Milliseconds()))
-	if readOnly {
+	switch {
+	case readOnly && !o.follow && !exists(o.path+"-wal"):
+		// No process has the database open (the last one to close it
+		// removed its -wal): read the file as it is, creating no -wal or
+		// -shm, which a reader may not be allowed to create, or would
+		// leave behind, owned by it, for the owner to trip on.
 		q.Add("mode", "ro")
-	} else {
+		q.Add("immutable", "1")
+	case readOnly:
+		q.Add("mode", "ro")
+	default:
 		q.Add("_pragma", "journal_mode(wal)")
 		q.Add("_pragma", "synchronous(normal)")
 	}
@@ -131,6 +140,34 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 		return db, 0, err
 	}
 	return db, len(migrations), nil
+}
+
+// journal reads the journal mode from the file's header, as a reader
+// that opened it as it is on disk cannot ask SQLite: bytes 18 and 19 are
+// 2 in WAL mode, 1 for a rollback journal.
+func journal(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	var h [20]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return "unknown"
+	}
+	switch h[18] {
+	case 1:
+		return "delete"
+	case 2:
+		return "wal"
+	}
+	return "unknown"
+}
+
+// exists reports whether a file exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // integrity is SQLite's integrity_check.
@@ -181,10 +218,10 @@ func (o *opener) classify(err error) error {
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		kind = store.ErrBusy
-		detail = fmt.Sprintf("another process held its write lock for over %s (AGENTCTL_BUSY_TIMEOUT waits longer); nothing was changed", o.busy)
+		detail = fmt.Sprintf("another process held its write lock for over %s; nothing was changed", o.busy)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		kind = store.ErrCorrupt
-		detail = se.Error() + "; agentctl doctor checks it; restore it from a backup"
+		detail = se.Error()
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
 		kind = store.ErrCannotWrite
 		detail = se.Error() + "; check the permissions and free space of " + filepath.Dir(o.path)
@@ -310,6 +347,10 @@ var migrations = []string{
 	`ALTER TABLE runs ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
 	ALTER TABLE calls ADD COLUMN needed INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE calls ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0;`,
+
+	// An event's data holds its own fields only; its type and run are
+	// columns of their own.
+	sqlstore.EventFieldsMigration,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -61,4 +62,34 @@ func TestReopenKeepsRuns(t *testing.T) {
 	if _, err := db.Run(ctx, "01A"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestOldEvents(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	storetest.OldEvents(t, func(rows [][2]string) {
+		db, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
+		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			if _, err := db.SQL().Exec(`INSERT INTO events(run_id, type, data, at) VALUES ('01OLD', ?, ?, 0)`, row[0], row[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.SQL().Exec(fmt.Sprintf("PRAGMA user_version = %d", len(migrations)-1)); err != nil {
+			t.Fatal(err)
+		}
+	}, func() store.Store {
+		db, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	})
 }

@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -17,15 +16,15 @@ const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, 
 
 func scanCall(sc scanner) (*store.Call, error) {
 	var c store.Call
-	var args string
+	var args, gate string
 	var payload, resume, resumeSchema sql.NullString
 	var deadline sql.NullInt64
 	var created, updated int64
 	if err := sc.Scan(&c.RunID, &c.ID, &c.Seq, &c.Step, &c.Tool, &args, &c.Status, &c.Kind, &c.Result,
-		&c.Gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated, &c.Needed, &c.Approvals); err != nil {
+		&gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated, &c.Needed, &c.Approvals); err != nil {
 		return nil, err
 	}
-	c.Args = []byte(args)
+	c.Args, c.Gate = []byte(args), store.DecodeGate(gate)
 	c.Payload, c.Resume, c.ResumeSchema = raw(payload), raw(resume), raw(resumeSchema)
 	if deadline.Valid {
 		c.Deadline = fromMS(deadline.Int64)
@@ -216,7 +215,7 @@ func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Ev
 		if err := rows.Scan(&e.ID, &e.RunID, &e.Type, &data, &at); err != nil {
 			return nil, err
 		}
-		e.Data, e.At = withEnvelope(e, data), fromMS(at)
+		e.Data, e.At = json.RawMessage(data), fromMS(at)
 		out = append(out, &e)
 	}
 	return out, rows.Err()
@@ -230,7 +229,11 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 	}
 	args := make([]any, 0, 4*len(evs))
 	for _, e := range evs {
-		args = append(args, e.RunID, e.Type, stripEnvelope(e), ms(now))
+		data := string(e.Data)
+		if data == "" {
+			data = "{}"
+		}
+		args = append(args, e.RunID, e.Type, data, ms(now))
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
 		strings.Repeat(", (?, ?, ?, ?)", len(evs)-1), args...)
@@ -395,7 +398,8 @@ func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (boo
 // the last one needed (the caller then moves the call). Otherwise it
 // counts it and leaves the call pending.
 func approval(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (last bool, err error) {
-	var status, kind string
+	var status string
+	var kind store.Kind
 	var approvals int
 	err = tx.QueryRowContext(ctx, `SELECT status, kind, approvals FROM calls WHERE run_id = ? AND call_id = ?`,
 		d.RunID, d.CallID).Scan(&status, &kind, &approvals)
@@ -453,43 +457,4 @@ func conflict(ctx context.Context, tx *txn, runID, callID string) error {
 		return err
 	}
 	return e
-}
-
-// stripEnvelope drops the type and runId an event's data begins with (as
-// the engine writes it): the row has both in columns of their own. What
-// it stripped starts with '@'.
-func stripEnvelope(e store.Event) string {
-	if len(e.Data) == 0 {
-		return "{}"
-	}
-	prefix := envelope(e.Type, e.RunID)
-	if !bytes.HasPrefix(e.Data, prefix) {
-		return string(e.Data)
-	}
-	switch rest := e.Data[len(prefix):]; {
-	case len(rest) > 1 && rest[0] == ',':
-		return "@{" + string(rest[1:])
-	case string(rest) == "}":
-		return "@{}"
-	}
-	return string(e.Data)
-}
-
-// withEnvelope restores what stripEnvelope dropped.
-func withEnvelope(e store.Event, data string) []byte {
-	if !strings.HasPrefix(data, "@{") {
-		return []byte(data)
-	}
-	data = data[1:]
-	b := envelope(e.Type, e.RunID)
-	if data == "{}" {
-		return append(b, '}')
-	}
-	return append(append(b, ','), data[1:]...)
-}
-
-func envelope(typ, runID string) []byte {
-	t, _ := json.Marshal(typ)
-	r, _ := json.Marshal(runID)
-	return []byte(`{"type":` + string(t) + `,"runId":` + string(r))
 }

@@ -55,16 +55,25 @@ type DB struct {
 
 var _ store.Store = (*DB)(nil)
 
-// New returns a Store over db, at schema version (known: the latest this
-// build knows).
-func New(db *sql.DB, d Dialect, now func() time.Time, path string, version, known int) *DB {
-	if now == nil {
-		now = time.Now
+// Opened describes a database a backend opened.
+type Opened struct {
+	// Path is where it is, for messages (secrets removed).
+	Path string
+	// Version is its schema version; Known the latest this build knows.
+	Version, Known int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// New returns a Store over db.
+func New(db *sql.DB, d Dialect, o Opened) *DB {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if d.Classify == nil {
 		d.Classify = func(err error) error { return err }
 	}
-	return &DB{db: db, d: d, now: now, path: path, version: version, known: known}
+	return &DB{db: db, d: d, now: o.Now, path: o.Path, version: o.Version, known: o.Known}
 }
 
 // Schema returns the schema version found on open and the latest this
@@ -157,3 +166,16 @@ func text(b []byte) any {
 }
 
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// EventFieldsMigration is the schema migration, the same on both
+// backends, after which an event row's data holds the event's own fields
+// only (store.Event.Data): rows written before it hold them behind a '@'
+// mark, or, older still, behind the envelope the engine then wrote
+// ({"type":...,"runId":...,}); both are cut off.
+const EventFieldsMigration = `UPDATE events SET data = CASE
+		WHEN substr(data, 1, 2) = '@{' THEN substr(data, 2)
+		WHEN substr(data, length('{"type":"' || type || '","runId":"' || run_id || '"') + 1, 1) = ','
+			THEN '{' || substr(data, length('{"type":"' || type || '","runId":"' || run_id || '"') + 2)
+		ELSE '{}' END
+	WHERE substr(data, 1, 2) = '@{'
+		OR substr(data, 1, length('{"type":"' || type || '","runId":"' || run_id || '"')) = '{"type":"' || type || '","runId":"' || run_id || '"';`

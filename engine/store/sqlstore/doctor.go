@@ -16,6 +16,9 @@ type Finding struct {
 	Status string   `json:"status"` // ok, warn (needs a human) or error (damage)
 	Detail string   `json:"detail"`
 	Runs   []string `json:"runs,omitempty"` // the runs concerned, at most 20
+	// Fix is what to do about it, as the front end that shows the
+	// report phrases it; the store leaves it empty.
+	Fix string `json:"fix,omitempty"`
 }
 
 // Finding statuses.
@@ -67,11 +70,11 @@ var checks = []struct {
 		(SELECT 1 FROM runs p WHERE p.id = r.parent_id)`,
 		"child runs whose parent is missing", FindingError},
 	{"stopped runs", `SELECT id FROM runs WHERE status = 'running' AND (owner IS NULL OR lease_expires < ?)`,
-		"runs left running by a process that stopped: agentctl continue RUNID", FindingWarn},
+		"runs left running by a process that stopped", FindingWarn},
 	{"interrupted calls", `SELECT DISTINCT run_id FROM calls WHERE status = 'interrupted'`,
-		"runs with a call a crash interrupted: agentctl retry RUNID --call ID, or agentctl resolve", FindingWarn},
+		"runs with a call a crash interrupted", FindingWarn},
 	{"overdue approvals", `SELECT DISTINCT run_id FROM calls WHERE status = 'pending' AND deadline IS NOT NULL AND deadline < ?`,
-		"runs with calls past their approvalTimeout: agentctl expire", FindingWarn},
+		"runs with calls past their approvalTimeout", FindingWarn},
 }
 
 // Doctor checks the database: the backend's integrity check, the schema
@@ -104,11 +107,11 @@ func (s *DB) Doctor(ctx context.Context) (*Report, error) {
 	switch {
 	case s.version == 0:
 		r.Findings = append(r.Findings, Finding{Check: "schema", Status: FindingOK,
-			Detail: "no agentctl schema yet: an empty database, which the next command that writes sets up"})
+			Detail: "no schema yet: an empty database"})
 		return r, nil
 	case s.version < s.known:
 		r.Findings = append(r.Findings, Finding{Check: "schema", Status: FindingWarn,
-			Detail: fmt.Sprintf("schema %d of %d: upgrade it with agentctl migrate (any command that writes also does)", s.version, s.known)})
+			Detail: fmt.Sprintf("schema %d of %d", s.version, s.known)})
 		return r, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM runs GROUP BY status`)

@@ -53,17 +53,36 @@ type row struct {
 
 func main() {
 	m, cpu := parse(os.Stdin)
+	rows := rowsOf(m)
+	var t strings.Builder
+	t.WriteString("| measure | agentctl | floor | ratio | target | met |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range rows {
+		fmt.Fprintf(&t, "| %s | %s | %s | %s | %s | %s |\n", r.measure, r.value, r.floor, r.ratio, r.target, r.met)
+	}
+	fmt.Fprint(os.Stderr, t.String())
+
+	goVersion := runtime.Version()
+	if out, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
+		goVersion = strings.TrimSpace(string(out))
+	}
+	fmt.Printf(doc, time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, goVersion, t.String())
+}
+
+// check says whether a target is met.
+func check(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// rowsOf makes the table's rows from the benchmarks' figures.
+func rowsOf(m map[string]map[string]float64) []row {
 	get := func(bench, unit string) (float64, bool) {
 		v, ok := m[bench][unit]
 		return v, ok
 	}
 	var rows []row
-	check := func(ok bool) string {
-		if ok {
-			return "yes"
-		}
-		return "**no**"
-	}
 	if a, ok := get("BenchmarkColdApprove", "approve-ms"); ok {
 		f, _ := get("BenchmarkColdApprove", "floor-ms")
 		r, _ := get("BenchmarkColdApprove", "ratio")
@@ -126,19 +145,7 @@ func main() {
 	if a, ok := get("BenchmarkBytesPerSuspendedRun", "bytes/run"); ok {
 		rows = append(rows, row{"database bytes per suspended run", fmt.Sprintf("%.0f B", a), "", "", "≤ 2048 B", check(a <= 2048)})
 	}
-
-	var t strings.Builder
-	t.WriteString("| measure | agentctl | floor | ratio | target | met |\n| --- | --- | --- | --- | --- | --- |\n")
-	for _, r := range rows {
-		fmt.Fprintf(&t, "| %s | %s | %s | %s | %s | %s |\n", r.measure, r.value, r.floor, r.ratio, r.target, r.met)
-	}
-	fmt.Fprint(os.Stderr, t.String())
-
-	goVersion := runtime.Version()
-	if out, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
-		goVersion = strings.TrimSpace(string(out))
-	}
-	fmt.Printf(doc, time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, goVersion, t.String())
+	return rows
 }
 
 const doc = `# Performance

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
+)
+
+// busyHint follows how long SQLite waited for a write lock.
+const busyHint = " (AGENTCTL_BUSY_TIMEOUT waits longer)"
+
+// phrase says what went wrong as the command line does: the engine's and
+// the store's typed errors carry the facts, and this names the commands
+// and flags that fix them.
+func phrase(err error) string {
+	var (
+		unknown  *engine.UnknownError
+		stopped  *engine.InterruptedError
+		notReady *engine.NotReadyError
+		choose   *engine.ChooseError
+		wrong    *engine.WrongCallError
+		input    *engine.InputError
+		conflict *store.ConflictError
+	)
+	switch {
+	case errors.As(err, &unknown) && unknown.What == "model":
+		return fmt.Sprintf("unknown model %q for --model (models: %s)", unknown.Name, strings.Join(unknown.Known, ", "))
+	case errors.As(err, &stopped):
+		return fmt.Sprintf("%v; continue it with agentctl continue %s", stopped, stopped.RunID)
+	case errors.As(err, &notReady):
+		return fmt.Sprintf("run %s is %s: only a run left running by a stopped process, or one whose calls were decided with --detach, can be continued",
+			notReady.RunID, notReady.Status)
+	case errors.Is(err, engine.ErrOneCall):
+		return "--args and --data apply to one call: choose it with --call"
+	case errors.As(err, &choose):
+		ids := make([]string, len(choose.Waiting))
+		for i, c := range choose.Waiting {
+			ids[i] = c.ID + " (" + c.Tool + ")"
+		}
+		return fmt.Sprintf("run %s has %d calls waiting for %s; choose one with --call, or --all: %s",
+			choose.RunID, len(choose.Waiting), engine.WaitsFor(choose.Kind), strings.Join(ids, ", "))
+	case errors.As(err, &wrong):
+		return phraseWrongCall(wrong)
+	case errors.As(err, &input):
+		return phraseInput(input)
+	case errors.As(err, &conflict) && conflict.Status == store.CallPending && conflict.Kind == store.KindSuspend:
+		return err.Error() + ": use agentctl resume (or decline)"
+	case errors.As(err, &conflict) && conflict.Status == store.CallPending && conflict.Kind == store.KindApproval:
+		return err.Error() + ": use agentctl approve or decline"
+	case errors.Is(err, store.ErrBusy) && strings.Contains(err.Error(), "held its write lock"):
+		// SQLite waits for a write lock as long as AGENTCTL_BUSY_TIMEOUT.
+		return strings.Replace(err.Error(), "; nothing was changed", busyHint+"; nothing was changed", 1)
+	case errors.Is(err, store.ErrCorrupt):
+		return err.Error() + "; agentctl doctor checks it; restore it from a backup"
+	case errors.Is(err, store.ErrOldSchema):
+		return err.Error() + "; this command only reads: upgrade it with agentctl migrate (same --db)"
+	}
+	return err.Error()
+}
+
+func phraseWrongCall(e *engine.WrongCallError) string {
+	switch {
+	case e.Status == store.CallInterrupted:
+		return fmt.Sprintf("call %s of run %s was interrupted by a crash and may or may not have taken effect: use agentctl retry or resolve", e.CallID, e.RunID)
+	case e.Want == store.KindInterrupted:
+		return fmt.Sprintf("call %s of run %s was not interrupted: it waits for %s", e.CallID, e.RunID, e.Kind)
+	case e.Kind == store.KindDelegation:
+		return fmt.Sprintf("call %s of run %s is a delegation waiting for its sub-agent: decide the sub-agent's calls", e.CallID, e.RunID)
+	}
+	return phrase(&store.ConflictError{RunID: e.RunID, CallID: e.CallID, Status: e.Status, Kind: e.Kind})
+}
+
+func phraseInput(e *engine.InputError) string {
+	if e.Field == engine.InputArgs {
+		switch e.Problem {
+		case engine.ProblemNoTool:
+			return fmt.Sprintf("--args for call %s: the agent has no tool %q", e.CallID, e.Tool)
+		case engine.ProblemViolations:
+			return fmt.Sprintf("--args for call %s (%s) break its input schema:%v", e.CallID, e.Tool, e.Err)
+		}
+		return fmt.Sprintf("--args for call %s: not a JSON object", e.CallID)
+	}
+	switch e.Problem {
+	case engine.ProblemMissing:
+		return fmt.Sprintf("resume call %s: no data: pass --data JSON or --data-file FILE", e.CallID)
+	case engine.ProblemNotJSON:
+		return fmt.Sprintf("resume data for call %s: invalid JSON: %v", e.CallID, e.Err)
+	case engine.ProblemViolations:
+		return fmt.Sprintf("resume data for call %s (%s) breaks its resumeSchema:%v", e.CallID, e.Tool, e.Err)
+	}
+	return fmt.Sprintf("resume data for call %s: want a JSON object", e.CallID)
+}
+
+// addFixes says, for each finding of a doctor report that needs a human,
+// which command deals with it.
+func addFixes(r *sqlstore.Report) {
+	for i, f := range r.Findings {
+		if f.Status == sqlstore.FindingError {
+			continue
+		}
+		switch {
+		case f.Status == sqlstore.FindingOK && f.Check != "schema":
+		case f.Check == "stopped runs":
+			r.Findings[i].Fix = "agentctl continue RUNID"
+		case f.Check == "interrupted calls":
+			r.Findings[i].Fix = "agentctl retry RUNID --call ID, or agentctl resolve"
+		case f.Check == "overdue approvals":
+			r.Findings[i].Fix = "agentctl expire"
+		case f.Check == "schema" && f.Status == sqlstore.FindingWarn:
+			r.Findings[i].Fix = "upgrade it with agentctl migrate (any command that writes also does)"
+		case f.Check == "schema" && r.Schema == 0:
+			r.Findings[i].Fix = "the next command that writes sets it up"
+		}
+	}
+}
+
+// gateText says why a call needed approval, or none.
+func gateText(g store.Gate) string {
+	why := make([]string, len(g.Reasons))
+	for i, r := range g.Reasons {
+		why[i] = reasonText(r)
+	}
+	all := strings.Join(why, ", ")
+	switch g.Verdict {
+	case store.GateRequired:
+		return "required by " + all
+	case store.GateGranted:
+		return "approved for the rest of the run (approve --always); would need: " + all
+	case store.GateDelegation:
+		return "delegation to sub-agent " + detail(g)
+	case store.GateFree:
+		if len(g.Reasons) == 1 && g.Reasons[0].Kind == store.ReasonReadOnly {
+			return "not required: the server marks " + detail(g) + " read-only (autoApproveReadOnly)"
+		}
+		return "not required: " + all
+	}
+	return all
+}
+
+// reasonText says one reason of a gate's verdict.
+func reasonText(r store.Reason) string {
+	switch r.Kind {
+	case store.ReasonTool:
+		return "tool requireApproval"
+	case store.ReasonCondition:
+		return "requireApproval " + r.Detail
+	case store.ReasonServer:
+		return "mcp requireApproval " + r.Detail
+	case store.ReasonFailed:
+		return "requireApproval failed to evaluate"
+	case store.ReasonAgent:
+		return "agent requireToolApproval"
+	case store.ReasonRun:
+		return "run --require-approval"
+	case store.ReasonFalse:
+		return "requireApproval " + r.Detail + " is false"
+	case store.ReasonReadOnly:
+		return r.Detail + " is read-only"
+	}
+	return r.Detail
+}
+
+// detail is the detail of a gate's first reason.
+func detail(g store.Gate) string {
+	if len(g.Reasons) == 0 {
+		return ""
+	}
+	return g.Reasons[0].Detail
+}
