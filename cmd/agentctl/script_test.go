@@ -25,6 +25,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentctl/agentctl/engine/model/modeltest"
+	"github.com/agentctl/agentctl/engine/store/postgres"
 	"github.com/agentctl/agentctl/engine/store/postgres/pgtest"
 	"github.com/agentctl/agentctl/internal/scenario"
 	"github.com/agentctl/agentctl/toolkits/mcp/demoserver"
@@ -106,7 +107,7 @@ func TestMain(m *testing.M) {
 //	                        like exec, or exits N with -exit
 //	sqlhold FILE            hold the SQLite database's write lock (BEGIN
 //	                        IMMEDIATE) until the script ends
-//	sqlexec FILE SQL        run SQL on the database
+//	sqlexec FILE|URL SQL    run SQL on the database (SQLite or PostgreSQL)
 //	garble FILE OFFSET N    overwrite N bytes of FILE at OFFSET with 0xA5
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
@@ -309,9 +310,15 @@ func sqlhold(ts *testscript.TestScript, neg bool, args []string) {
 // sqlexec runs SQL on a database.
 func sqlexec(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: sqlexec FILE SQL")
+		ts.Fatalf("usage: sqlexec FILE|URL SQL")
 	}
-	db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
+	driver, dsn := "sqlite", args[0]
+	if postgres.IsURL(dsn) {
+		driver = "pgx"
+	} else {
+		dsn = ts.MkAbs(dsn)
+	}
+	db, err := sql.Open(driver, dsn)
 	ts.Check(err)
 	defer db.Close()
 	_, err = db.Exec(args[1])
