@@ -99,11 +99,12 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busy.Milliseconds()))
 	switch {
-	case readOnly && !o.follow && !exists(o.path+"-wal"):
-		// No process has the database open (the last one to close it
-		// removed its -wal): read the file as it is, creating no -wal or
-		// -shm, which a reader may not be allowed to create, or would
-		// leave behind, owned by it, for the owner to trip on.
+	case readOnly && !o.follow && !exists(o.path+"-wal") && !writable(o.path):
+		// A reader that does not own the database, or may not write its
+		// directory, while no process has it open (the last one to
+		// close it removed its -wal): read the file as it is, creating
+		// no -wal or -shm, which it may not be allowed to create, or
+		// would leave behind, owned by it, for the owner to trip on.
 		q.Add("mode", "ro")
 		q.Add("immutable", "1")
 	case readOnly:
