@@ -253,6 +253,12 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 	}
 	switch {
 	case len(waiting) == 0:
+		// Nothing waits for this decision: say what does, if anything.
+		for _, c := range calls {
+			if c.Status == store.CallInterrupted || c.Status == store.CallPending && c.Kind != store.KindDelegation {
+				return nil, &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k}
+			}
+		}
 		return nil, &staleError{what: what}
 	case d.All || len(waiting) == 1:
 		if len(waiting) > 1 && (d.Args != nil || d.Data != nil) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,15 @@ completes or fails.`,
   agentctl events 01JD3F --follow | jq -c 'select(.type == "tool-result")'`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			switch until {
+			case "":
+			case store.Queued, store.Running, store.Suspended, store.Completed, store.Failed:
+				if !follow {
+					return usageErr(errors.New("--until needs --follow"))
+				}
+			default:
+				return usageErr(fmt.Errorf("invalid --until %q: want queued, running, suspended, completed or failed", until))
+			}
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			a.dbOpts.Follow = follow
 			ctx := cmd.Context()

@@ -16,7 +16,8 @@ date: any command that writes does so when it opens a database, while
 commands that only read (list, show, events, status, doctor) never change
 it and ask for an upgrade instead.
 
-With them, copy every run, call, decision, event and spec snapshot from a SQLite
+With them, bring the SQLite file's schema up to date (in place, as any
+command that writes would), then copy every run, call, decision, event and spec snapshot from a SQLite
 database to a PostgreSQL one (the target's schema is created or brought up
 to date first), keeping run ids and the order of events, then verify the
 counts. Rows the target already has are left alone, so migrate is safe to
@@ -88,13 +89,22 @@ func (a *app) migrateCmd() *cobra.Command {
 // upgrade brings the schema of the --db database up to date, as any
 // command that writes does on open, and says so.
 func (a *app) upgrade(ctx context.Context, out format) error {
+	from := 0
+	if before, err := openDB(ctx, a.dbPath, backend.Options{Inspect: true}); err == nil {
+		from, _ = before.Schema()
+		before.Close()
+	}
 	db, err := a.store(ctx)
 	if err != nil {
 		return err
 	}
 	now, _ := db.Schema()
 	if out == "json" {
-		return writeJSON(a.stdout, map[string]any{"database": db.Path(), "schema": now})
+		return writeJSON(a.stdout, map[string]any{"database": db.Path(), "schema": now, "from": from})
+	}
+	if from != now {
+		fmt.Fprintf(a.stdout, "database %s: schema %d, upgraded from %d\n", db.Path(), now, from)
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "database %s: schema %d, up to date\n", db.Path(), now)
 	return nil

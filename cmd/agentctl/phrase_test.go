@@ -48,7 +48,8 @@ func TestPhrase(t *testing.T) {
 		{&store.ConflictError{RunID: "R", CallID: "c", Status: store.CallSucceeded, Action: store.Retry, By: "bob", At: time.Unix(0, 0)},
 			"call c of run R was already retried by bob at 1970-01-01T00:00:00Z (now succeeded)"},
 		{&store.ConflictError{RunID: "R", CallID: "c", Status: store.CallDeclined, Action: store.Decline, By: "bob", At: time.Unix(0, 0)},
-			"call c of run R was already declined by bob at 1970-01-01T00:00:00Z (now declined)"},
+			"call c of run R was already declined by bob at 1970-01-01T00:00:00Z"},
+		{&store.ConflictError{RunID: "R", CallID: "c", Status: store.CallSucceeded}, "call c of run R does not wait for a decision (status: succeeded)"},
 	} {
 		if got := phrase(tc.err); got != tc.want {
 			t.Errorf("phrase(%#v):\n got %s\nwant %s", tc.err, got, tc.want)

@@ -449,11 +449,14 @@ func (e *ConflictError) Error() string {
 		return fmt.Sprintf("call %s of run %s suspended itself and waits for resume data", e.CallID, e.RunID)
 	case e.Status == CallPending && e.Kind == KindApproval:
 		return fmt.Sprintf("call %s of run %s waits for approval, not resume data", e.CallID, e.RunID)
+	case e.Action != "" && e.Action.Past() == string(e.Status):
+		return fmt.Sprintf("call %s of run %s was already %s by %s at %s",
+			e.CallID, e.RunID, e.Action.Past(), e.By, e.At.UTC().Format(time.RFC3339))
 	case e.Action != "":
 		return fmt.Sprintf("call %s of run %s was already %s by %s at %s (now %s)",
 			e.CallID, e.RunID, e.Action.Past(), e.By, e.At.UTC().Format(time.RFC3339), e.Status)
 	}
-	return fmt.Sprintf("call %s of run %s is %s", e.CallID, e.RunID, e.Status)
+	return fmt.Sprintf("call %s of run %s does not wait for a decision (status: %s)", e.CallID, e.RunID, e.Status)
 }
 
 // StateError reports a run not in a status an operation needs. It

@@ -96,15 +96,46 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 			return nil, 0, fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
 		}
 	}
+	// A reader that does not own the database, or may not write its
+	// directory, reads the file as it is while no process has it open
+	// (the last one to close it removed its -wal): it creates no -wal
+	// or -shm, which it may not be allowed to create, or would leave
+	// behind, owned by it, for the owner to trip on.
+	asIs := readOnly && !o.follow && !writable(o.path)
+	db, version, err := o.connect(ctx, readOnly, asIs && !exists(o.path+"-wal"))
+	var se *sqlite.Error
+	if err != nil && asIs && errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_READONLY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN) {
+		// The last writer closed meanwhile, taking its -shm along,
+		// which this reader may not create: read the file as it is.
+		if db != nil {
+			db.Close()
+		}
+		db, version, err = o.connect(ctx, readOnly, true)
+	}
+	if err != nil {
+		return db, 0, err
+	}
+	switch {
+	case version > len(migrations):
+		return db, 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
+			store.ErrNewerSchema, version, len(migrations))
+	case readOnly || version == len(migrations):
+		return db, version, nil
+	}
+	if err := migrate(ctx, db); err != nil {
+		return db, 0, err
+	}
+	return db, len(migrations), nil
+}
+
+// connect opens a connection to the database and reads its schema
+// version; asIs reads the file as it is on disk (immutable), with no
+// -wal or -shm.
+func (o *opener) connect(ctx context.Context, readOnly, asIs bool) (*sql.DB, int, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busy.Milliseconds()))
 	switch {
-	case readOnly && !o.follow && !exists(o.path+"-wal") && !writable(o.path):
-		// A reader that does not own the database, or may not write its
-		// directory, while no process has it open (the last one to
-		// close it removed its -wal): read the file as it is, creating
-		// no -wal or -shm, which it may not be allowed to create, or
-		// would leave behind, owned by it, for the owner to trip on.
+	case asIs:
 		q.Add("mode", "ro")
 		q.Add("immutable", "1")
 	case readOnly:
@@ -127,20 +158,8 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	// serialises writers anyway.
 	db.SetMaxOpenConns(1)
 	var version int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return db, 0, err
-	}
-	switch {
-	case version > len(migrations):
-		return db, 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
-			store.ErrNewerSchema, version, len(migrations))
-	case readOnly || version == len(migrations):
-		return db, version, nil
-	}
-	if err := migrate(ctx, db); err != nil {
-		return db, 0, err
-	}
-	return db, len(migrations), nil
+	err = db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version)
+	return db, version, err
 }
 
 // journal reads the journal mode from the file's header, as a reader

@@ -63,7 +63,7 @@ var checks = []struct {
 	{"ended runs", `SELECT DISTINCT r.id FROM runs r JOIN calls c ON c.run_id = r.id
 		WHERE r.status IN ('completed','failed') AND c.status IN ('pending','approved','executing')`,
 		"runs that ended with calls still pending, approved or executing", FindingError},
-	{"suspended runs", `SELECT r.id FROM runs r WHERE r.status = 'suspended' AND NOT EXISTS
+	{"suspended runs", `SELECT r.id FROM runs r WHERE r.status = 'suspended' AND r.ready = 0 AND NOT EXISTS
 		(SELECT 1 FROM calls c WHERE c.run_id = r.id AND c.status IN ('pending','interrupted'))`,
 		"suspended runs with no call waiting for a human", FindingError},
 	{"child runs", `SELECT r.id FROM runs r WHERE r.parent_id IS NOT NULL AND NOT EXISTS
