@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -245,7 +246,16 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 			return nil, &store.ConflictError{RunID: r.ID, CallID: d.CallID}
 		case calls[i].Status == store.CallInterrupted || calls[i].Status == store.CallPending:
 			c := calls[i]
-			return nil, &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k}
+			we := &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k}
+			if c.Kind == store.KindDelegation {
+				for _, w := range calls {
+					if strings.HasPrefix(w.ID, c.ID+"/") && w.Kind != store.KindDelegation &&
+						(w.Status == store.CallPending || w.Status == store.CallInterrupted) {
+						we.Instead = append(we.Instead, w)
+					}
+				}
+			}
+			return nil, we
 		case calls[i].Status != store.CallPending:
 			return nil, &staleError{call: calls[i]}
 		}

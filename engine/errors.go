@@ -117,6 +117,9 @@ type WrongCallError struct {
 	Status        store.CallStatus
 	Kind          store.Kind // what the call waits for
 	Want          store.Kind // what the decision decides
+	// Instead, for a delegation, are the calls of its sub-agents that
+	// wait for a human.
+	Instead []*store.Call
 }
 
 func (e *WrongCallError) Error() string {

@@ -68,6 +68,13 @@ func phraseWrongCall(e *engine.WrongCallError) string {
 		return fmt.Sprintf("call %s of run %s was interrupted by a crash and may or may not have taken effect: use agentctl retry or resolve", e.CallID, e.RunID)
 	case e.Want == store.KindInterrupted:
 		return fmt.Sprintf("call %s of run %s was not interrupted: it waits for %s", e.CallID, e.RunID, e.Kind)
+	case e.Kind == store.KindDelegation && len(e.Instead) > 0:
+		ids := make([]string, len(e.Instead))
+		for i, c := range e.Instead {
+			ids[i] = c.ID + " (" + c.Tool + ")"
+		}
+		return fmt.Sprintf("call %s of run %s is a delegation waiting for its sub-agent: decide the sub-agent's calls: %s",
+			e.CallID, e.RunID, strings.Join(ids, ", "))
 	case e.Kind == store.KindDelegation:
 		return fmt.Sprintf("call %s of run %s is a delegation waiting for its sub-agent: decide the sub-agent's calls", e.CallID, e.RunID)
 	}

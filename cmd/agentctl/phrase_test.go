@@ -32,6 +32,8 @@ func TestPhrase(t *testing.T) {
 			"call c of run R was not interrupted: it waits for approval"},
 		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallPending, Kind: store.KindDelegation, Want: store.KindApproval},
 			"call c of run R is a delegation waiting for its sub-agent: decide the sub-agent's calls"},
+		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallPending, Kind: store.KindDelegation, Want: store.KindApproval, Instead: calls},
+			"call c of run R is a delegation waiting for its sub-agent: decide the sub-agent's calls: call_1 (a), call_2 (b)"},
 		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallPending, Kind: store.KindSuspend, Want: store.KindApproval},
 			"call c of run R suspended itself and waits for resume data: use agentctl resume (or decline)"},
 		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallPending, Kind: store.KindApproval, Want: store.KindSuspend},
