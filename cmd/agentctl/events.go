@@ -38,7 +38,6 @@ completes or fails.`,
 				return usageErr(fmt.Errorf("invalid --until %q: want queued, running, suspended, completed or failed", until))
 			}
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
-			a.dbOpts.Follow = follow
 			ctx := cmd.Context()
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
@@ -91,5 +90,27 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 			}
 			return err
 		}
+		if e, err = a.reopen(ctx, e); err != nil {
+			return err
+		}
 	}
+}
+
+// reopen opens a SQLite database anew for the next look of a follower: a
+// reader that does not own the file reads it as it is, which shows what
+// writers committed only to a new connection. A PostgreSQL connection
+// sees every commit as it is.
+func (a *app) reopen(ctx context.Context, e *engine.Engine) (*engine.Engine, error) {
+	if path, err := dbPath(a.dbPath); err != nil || backend.IsURL(path) {
+		return e, err
+	}
+	if a.db != nil {
+		a.db.Close()
+		a.db = nil
+	}
+	db, err := a.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(db, engine.Config{}), nil
 }

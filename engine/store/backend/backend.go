@@ -31,9 +31,6 @@ type Options struct {
 	// with no agentctl schema, read as empty; a schema older than this
 	// build's fails with store.ErrOldSchema.
 	ReadOnly bool
-	// Follow, with ReadOnly, sees what other processes write while it
-	// reads (events --follow).
-	Follow bool
 	// Inspect opens read-only as found, whatever its schema (doctor).
 	Inspect bool
 	// BusyTimeout is how long a SQLite write waits for another
@@ -78,7 +75,7 @@ func open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
 	if IsURL(dsn) {
 		return postgres.Open(ctx, dsn, postgres.Options{ReadOnly: readOnly})
 	}
-	return sqlite.Open(ctx, dsn, sqlite.Options{BusyTimeout: opts.BusyTimeout, ReadOnly: readOnly, Follow: opts.Follow})
+	return sqlite.Open(ctx, dsn, sqlite.Options{BusyTimeout: opts.BusyTimeout, ReadOnly: readOnly})
 }
 
 // empty is a store that holds no runs: an empty database in memory.

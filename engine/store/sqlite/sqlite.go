@@ -32,13 +32,11 @@ type Options struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// ReadOnly opens an existing database without writing to it, and
-	// without migrating it. When no process has the database open, it
-	// is read as it is on disk, creating no -wal or -shm file.
+	// without migrating it. A reader that does not own the file, or may
+	// not write its directory, reads it as it is on disk while no process
+	// has it open, creating no -wal or -shm file: such a connection does
+	// not see later writes (open again to see them).
 	ReadOnly bool
-	// Follow, with ReadOnly, sees what other processes write while it
-	// reads (agentctl events --follow): it shares their -wal and -shm,
-	// creating them if need be.
-	Follow bool
 }
 
 // Memory, as a path, opens an empty database in memory that lives as
@@ -54,7 +52,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 10 * time.Second
 	}
-	o := &opener{path: path, busy: opts.BusyTimeout, follow: opts.Follow}
+	o := &opener{path: path, busy: opts.BusyTimeout}
 	db, version, err := o.open(ctx, opts.ReadOnly)
 	if err != nil {
 		if db != nil {
@@ -74,9 +72,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 
 // opener opens one database file.
 type opener struct {
-	path   string
-	busy   time.Duration
-	follow bool
+	path string
+	busy time.Duration
 }
 
 func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
@@ -101,7 +98,7 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	// (the last one to close it removed its -wal): it creates no -wal
 	// or -shm, which it may not be allowed to create, or would leave
 	// behind, owned by it, for the owner to trip on.
-	asIs := readOnly && !o.follow && !writable(o.path)
+	asIs := readOnly && !writable(o.path)
 	db, version, err := o.connect(ctx, readOnly, asIs && !exists(o.path+"-wal"))
 	var se *sqlite.Error
 	if err != nil && asIs && errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_READONLY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN) {
