@@ -210,3 +210,21 @@ agents: {a: {model: m, tools: [deploy]}}
 		}
 	})
 }
+
+// TestRedactEncodings cuts a secret out of a result in the encodings a
+// result carries it in.
+func TestRedactEncodings(t *testing.T) {
+	env := map[string]string{"TOK": `p&ss<w>rd "5678"\x`}
+	for _, in := range []string{
+		`p&ss<w>rd "5678"\x`,
+		`{"out":"p\u0026ss\u003cw\u003erd \"5678\"\\x"}`,
+		`{"out":"p&ss<w>rd \"5678\"\\x"}`,
+		`?t=p%26ss%3Cw%3Erd+%225678%22%5Cx`,
+		`/p&ss%3Cw%3Erd%20%225678%22%5Cx`,
+	} {
+		got := redact("before "+in+" after", []string{"TOK"}, env)
+		if strings.Contains(got, "5678") {
+			t.Errorf("redact(%s) = %s", in, got)
+		}
+	}
+}

@@ -98,3 +98,64 @@ func TestFourEyes(t *testing.T) {
 		}
 	}
 }
+
+const autoResumeSpec = `
+version: 1
+policy: {delegates: [bot]}
+models:
+  m:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: deploy, args: {v: "2"}}]
+      - toolCalls: [{tool: agentctl_resume, args: {ticket: CHG-1}}]
+      - text: "${{ results[0] }}"
+tools:
+  deploy:
+    input: {type: object, properties: {v: {type: string}}}
+    output: "deployed under ${{ resume.ticket }}"
+    suspend:
+      when: ${{ resume == nil }}
+      payload: {q: ticket}
+    resumeSchema: {type: object, properties: {ticket: {type: string}}, required: [ticket]}
+    approvers: [alice]
+    separateDuties: true
+agents:
+  rel: {model: m, tools: [deploy], autoResume: true}
+`
+
+// A message that would resume a call through autoResume is a resume: the
+// approver policy applies to it as to agentctl resume, --as included, and
+// a refusal is recorded and changes nothing else.
+func TestSendPolicy(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	g := compile(t, autoResumeSpec)
+	e := New(db, Config{})
+	v, err := e.Start(ctx, g, StartOptions{Agent: "rel", Input: "ship", StartedBy: "alice"})
+	if err != nil || v.Status != store.Suspended {
+		t.Fatalf("start: %v %v", v, err)
+	}
+	for _, m := range []Message{
+		{Text: "ticket CHG-1", OSUser: "mallory"},              // not an approver
+		{Text: "ticket CHG-1", OSUser: "mallory", By: "alice"}, // not a delegate
+		{Text: "ticket CHG-1", OSUser: "alice"},                // started the run (separateDuties)
+		{Text: "ticket CHG-1", OSUser: "bot", By: "alice"},     // a delegate, for the starter
+	} {
+		m.RunID = v.RunID
+		if _, err := e.Send(ctx, m); !errors.Is(err, store.ErrForbidden) {
+			t.Errorf("send by %s as %q: %v, want ErrForbidden", m.OSUser, m.By, err)
+		}
+	}
+	d, err := e.Detail(ctx, v.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != store.Suspended || len(d.Decisions) != 4 || d.Usage.ModelCalls != 1 {
+		t.Fatalf("after refused messages: status %s, %d decisions, %d model calls", d.Status, len(d.Decisions), d.Usage.ModelCalls)
+	}
+	for _, x := range d.Decisions {
+		if x.Action != store.Refused {
+			t.Errorf("decision %+v, want refused", x)
+		}
+	}
+}

@@ -47,11 +47,19 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 	if !ok {
 		return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", r.ID, r.Agent)
 	}
-	if err := e.store.Claim(ctx, e.lease, r.ID, store.Suspended, store.Completed); err != nil {
-		return nil, err
-	}
 	if m.By == "" {
 		m.By = m.OSUser
+	}
+	// A message that may resume a call is a resume: it passes the checks
+	// agentctl resume does, --as included, before anything changes.
+	if target := resumeTarget(a, r, calls); target != nil && r.Status == store.Suspended {
+		d := Decision{Action: store.Resume, By: m.By, OSUser: m.OSUser}
+		if why := e.check(g, r, r.StartedBy, target, d); why != "" {
+			return nil, e.refuse(ctx, r.ID, []*store.Call{target}, d, why)
+		}
+	}
+	if err := e.store.Claim(ctx, e.lease, r.ID, store.Suspended, store.Completed); err != nil {
+		return nil, err
 	}
 	st, err := decodeState(r)
 	if err != nil {
@@ -85,16 +93,12 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 func (rn *runner) autoResume(ctx context.Context, m Message) (string, error) {
 	e, a, r := rn.e, rn.a, rn.r
 	var waiting []string
-	var target *store.Call
 	for _, c := range rn.calls {
-		if c.Status != store.CallPending || c.Kind == store.KindDelegation {
-			continue
-		}
-		waiting = append(waiting, fmt.Sprintf("%s (%s, %s)", c.ID, c.Tool, c.Kind))
-		if target == nil && c.RunID == r.ID && c.Kind == store.KindSuspend && len(c.ResumeSchema) > 0 {
-			target = c
+		if c.Status == store.CallPending && c.Kind != store.KindDelegation {
+			waiting = append(waiting, fmt.Sprintf("%s (%s, %s)", c.ID, c.Tool, c.Kind))
 		}
 	}
+	target := resumeTarget(a, r, rn.calls)
 	switch {
 	case !a.spec.AutoResume:
 		return "the message was added; agent " + a.spec.Name + " has no autoResume, so the run still waits for: " + strings.Join(waiting, ", "), nil
@@ -113,6 +117,20 @@ func (rn *runner) autoResume(ctx context.Context, m Message) (string, error) {
 		return "", err
 	}
 	return "", nil
+}
+
+// resumeTarget is the call a message to run r may resume: with
+// autoResume, its first suspended call that declares a resumeSchema.
+func resumeTarget(a *agentNode, r *store.Run, calls []*store.Call) *store.Call {
+	if !a.spec.AutoResume {
+		return nil
+	}
+	for _, c := range calls {
+		if c.Status == store.CallPending && c.RunID == r.ID && c.Kind == store.KindSuspend && len(c.ResumeSchema) > 0 {
+			return c
+		}
+	}
+	return nil
 }
 
 // extract runs one model turn whose only tool is spec.ResumeTool, with

@@ -45,6 +45,14 @@ func Redact(dsn string) string {
 	if err != nil {
 		return "postgres://..."
 	}
+	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
+		for _, k := range []string{"password", "sslpassword"} {
+			if q.Has(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
 }
 
