@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"os/user"
@@ -210,6 +211,17 @@ func openDB(ctx context.Context, flag string, opts backend.Options) (*sqlstore.D
 	}
 	if opts.BusyTimeout, err = busyTimeout(); err != nil {
 		return nil, err
+	}
+	// A new SQLite file named by --db or $AGENTCTL_DB goes in a directory
+	// that exists: a typo creates nothing. Only the default location is
+	// made.
+	if named := flag != "" || os.Getenv("AGENTCTL_DB") != ""; named && !opts.ReadOnly && !opts.Inspect && !backend.IsURL(path) {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+				return nil, fmt.Errorf("open database %s: %w: directory %s does not exist; create it first (agentctl makes directories only for its default database)",
+					path, store.ErrCannotWrite, filepath.Dir(path))
+			}
+		}
 	}
 	return backend.Open(ctx, path, opts)
 }
