@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/toolkits"
 )
 
 // answer is a model's turn as it will be committed: the assistant
@@ -70,7 +71,10 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	req.Temperature, req.MaxTokens = node.spec.Temperature, node.spec.MaxTokens
 	resp, err := m.Generate(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", node.spec.Name, err)
+		// A provider may echo the key it was given (401: "Incorrect API
+		// key provided: ..."): what is stored and shown never holds it.
+		msg := redact(err.Error(), model.KeyVars(node.spec), toolkits.Environ())
+		return nil, fmt.Errorf("model %s: %s", node.spec.Name, msg)
 	}
 	addUsage(&rn.r.Usage, resp.Usage)
 	return resp, nil

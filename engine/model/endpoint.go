@@ -50,6 +50,16 @@ func baseURL(m *spec.Model) string {
 	return strings.TrimRight(u, "/")
 }
 
+// KeyVars names the environment variables a model's API key comes from:
+// those its apiKey reads, else its provider's usual ones. Their values
+// are secrets: cut from anything stored or shown.
+func KeyVars(m *spec.Model) []string {
+	if m.APIKey != nil {
+		return m.APIKey.EnvNames()
+	}
+	return endpointOf(m.Provider).keyEnv
+}
+
 // apiKey renders the declared key over the environment; without one it
 // reads the provider's usual variables. The error names the variable to
 // set.

@@ -87,7 +87,18 @@ func start(o Options, reply func(w http.ResponseWriter, body []byte, o Options) 
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(fail)
-			fmt.Fprintf(w, `{"type":"error","error":{"type":"fake_error","message":"fake status %d"}}`, fail)
+			msg := fmt.Sprintf("fake status %d", fail)
+			if fail == http.StatusUnauthorized {
+				// As OpenAI does: the key echoed back, which agentctl must
+				// never store or show.
+				key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+				if key == "" {
+					key = r.Header.Get("X-Api-Key")
+				}
+				msg = "Incorrect API key provided: " + key
+			}
+			m, _ := json.Marshal(msg)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"fake_error","message":%s}}`, m)
 			return
 		}
 		if err := reply(w, body, o); err != nil {
