@@ -168,7 +168,7 @@ func (t *String) Eval(env Env) (any, error) {
 // nil as nothing, numbers and booleans in their usual form, anything else
 // as JSON.
 func (t *String) Render(env Env) (string, error) {
-	return t.RenderEscaped(env, func(s string) string { return s })
+	return t.RenderEscaped(env, func(_, s string) (string, error) { return s, nil })
 }
 
 func run(prog *vm.Program, env Env) (any, error) {
@@ -374,8 +374,10 @@ func (e Expr) Eval(env Env) (bool, error) {
 }
 
 // RenderEscaped renders t like Render, passing each placeholder's text
-// through escape (url.PathEscape, say) while literal text stays as is.
-func (t *String) RenderEscaped(env Env, escape func(string) string) (string, error) {
+// through escape, with what was rendered before it (to escape by
+// position, as a URL's path and query want), while literal text stays as
+// is. An error from escape is the render's.
+func (t *String) RenderEscaped(env Env, escape func(before, value string) (string, error)) (string, error) {
 	if t == nil {
 		return "", nil
 	}
@@ -393,7 +395,10 @@ func (t *String) RenderEscaped(env Env, escape func(string) string) (string, err
 		if err != nil {
 			return "", err
 		}
-		b.WriteString(escape(s))
+		if s, err = escape(b.String(), s); err != nil {
+			return "", err
+		}
+		b.WriteString(s)
 	}
 	return b.String(), nil
 }

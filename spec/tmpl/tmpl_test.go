@@ -163,7 +163,7 @@ func TestEnvNames(t *testing.T) {
 		t.Errorf("EnvNames = %s", got)
 	}
 	u, _ := Parse("/items/${{ input.id }}/x", v)
-	got, _ := u.RenderEscaped(Env{"input": map[string]any{"id": "../a b?c"}}, func(s string) string { return "<" + s + ">" })
+	got, _ := u.RenderEscaped(Env{"input": map[string]any{"id": "../a b?c"}}, func(_, s string) (string, error) { return "<" + s + ">", nil })
 	if got != "/items/<../a b?c>/x" {
 		t.Errorf("RenderEscaped = %s", got)
 	}

@@ -101,7 +101,7 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 // the declared origin.
 func (a *Action) request(ctx context.Context, c toolkits.Call) (*nethttp.Request, error) {
 	env := tmpl.Env(c.Vars())
-	raw, err := a.spec.URL.RenderEscaped(env, url.PathEscape)
+	raw, err := a.spec.URL.RenderEscaped(env, escapeURL)
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
@@ -184,6 +184,20 @@ func (a *Action) result(resp *nethttp.Response) (toolkits.Result, error) {
 		return toolkits.Result{}, err
 	}
 	return toolkits.Result{Content: string(b), Failed: resp.StatusCode >= 400}, nil
+}
+
+// escapeURL escapes a placeholder's value for where it stands in the URL:
+// in the query as a query value (an & or = in it stays in the value), in
+// the path as a path segment's text; a value that is . or .. would climb
+// the path, and is refused.
+func escapeURL(before, value string) (string, error) {
+	if strings.ContainsAny(before, "?#") {
+		return url.QueryEscape(value), nil
+	}
+	if strings.Trim(value, ".") == "" && value != "" {
+		return "", fmt.Errorf("a path placeholder may not be %q", value)
+	}
+	return url.PathEscape(value), nil
 }
 
 // unwrapURLError drops url.Error's repetition of the method and URL.
