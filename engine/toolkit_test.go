@@ -40,7 +40,7 @@ models:
   m:
     provider: scripted
     turns:
-      - toolCalls: [{tool: page, args: {team: sre}}, {tool: page, args: {team: 7}}]
+      - toolCalls: [{tool: page, args: {team: sre}}, {tool: page, args: {team: "${{ 7 }}"}}]
       - text: "${{ results[0] }} / ${{ results[1] }}"
 tools:
   page:

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -132,6 +133,68 @@ func (d *decoder) check() {
 		d.errs.add(r.pos, "unknown %s %q (%s)", r.kind, r.name, known)
 	}
 	d.cycles()
+	if !d.trusted {
+		d.scripted()
+	}
+}
+
+// scripted checks the tool calls of each scripted model an agent uses:
+// the agent has the tool (or sub-agent), and arguments written out in full
+// satisfy the tool's input schema. A test fails at validate, not at run
+// time.
+func (d *decoder) scripted() {
+	for _, name := range slices.Sorted(maps.Keys(d.spec.Agents)) {
+		a := d.spec.Agents[name]
+		m := d.spec.Models[a.Model]
+		if m == nil || m.Provider != ProviderScripted {
+			continue
+		}
+		for _, turn := range m.Turns {
+			for _, c := range turn.ToolCalls {
+				d.scriptedCall(a, m, c)
+			}
+		}
+	}
+}
+
+// scriptedCall checks one scripted tool call against an agent.
+func (d *decoder) scriptedCall(a *Agent, m *Model, c *ScriptedCall) {
+	server, _, isMCP := strings.Cut(c.Tool, ".")
+	switch {
+	case c.Tool == ResumeTool, slices.Contains(a.Agents, c.Tool):
+		return
+	case isMCP && slices.Contains(a.Tools, server):
+		return // an MCP server's tool, known once the server runs
+	case !slices.Contains(a.Tools, c.Tool):
+		if _, declared := d.spec.Tools[c.Tool]; declared || isMCP {
+			d.errs.add(c.Pos, "model %s calls tool %q, which agent %s does not have (its tools: %s)",
+				m.Name, c.Tool, a.Name, orNone(append(slices.Clone(a.Tools), a.Agents...)))
+		}
+		return // an undeclared tool is reported as unknown
+	}
+	t := d.spec.Tools[c.Tool]
+	if t == nil || t.MCP != nil || c.Args == nil || !c.Args.Literal() {
+		return
+	}
+	args, err := c.Args.Eval(nil)
+	if err != nil {
+		return
+	}
+	var ve *jsonschema.ValidationError
+	if err := t.Input.Validate(args); errors.As(err, &ve) {
+		var msgs []string
+		for _, v := range Violations(ve) {
+			msgs = append(msgs, v.String())
+		}
+		d.errs.add(c.Pos, "model %s calls tool %s with arguments its input schema refuses: %s", m.Name, c.Tool, strings.Join(msgs, "; "))
+	}
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // cycles reports each cycle of sub-agents once, at the reference that
