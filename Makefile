@@ -52,8 +52,8 @@ demo: build
 	@$(BIN) --db $(DEMO_DB) run oncall -f examples/agents/oncall.yaml --input "nginx is down in prod"; \
 	code=$$?; echo "(exit $$code: suspended, waiting for a human)"; test $$code -eq 3
 	@id=$$($(BIN) --db $(DEMO_DB) list --status suspended -o json | sed -n 's/^    "runId": "\([0-9A-Z]*\)".*/\1/p' | head -1); \
-	echo "$$ agentctl approve $$id --as alice --reason \"ticket CHG-42\""; \
-	AGENTCTL_DELEGATES=$$(id -un) $(BIN) --db $(DEMO_DB) approve $$id --as alice --reason "ticket CHG-42" && \
+	echo "$$ agentctl approve $$id --reason \"ticket CHG-42\""; \
+	$(BIN) --db $(DEMO_DB) approve $$id --reason "ticket CHG-42" && \
 	echo "$$ agentctl show $$id" && $(BIN) --db $(DEMO_DB) show $$id
 	@echo
 	@echo '# A supervisor tree: the approval of a sub-agent surfaces at the root.'
@@ -62,8 +62,8 @@ demo: build
 	@$(BIN) --db $(DEMO_DB) run incident -f examples/agents/incident.yaml --input "orders db is out of connections"; \
 	code=$$?; echo "(exit $$code: suspended, waiting for a human)"; test $$code -eq 3
 	@id=$$($(BIN) --db $(DEMO_DB) list --agent incident --status suspended -o json | sed -n 's/^    "runId": "\([0-9A-Z]*\)".*/\1/p' | head -1); \
-	echo "$$ agentctl approve $$id --as alice"; \
-	AGENTCTL_DELEGATES=$$(id -un) $(BIN) --db $(DEMO_DB) approve $$id --as alice && \
+	echo "$$ agentctl approve $$id"; \
+	$(BIN) --db $(DEMO_DB) approve $$id && \
 	echo "$$ agentctl show $$id --tree" && $(BIN) --db $(DEMO_DB) show $$id --tree
 
 clean:

@@ -40,9 +40,9 @@ type Config struct {
 	// while the model speaks, before the step that holds them is stored;
 	// the stored log keeps one text-delta per step with the whole text.
 	OnEvent func(store.Event)
-	// Delegates are OS users allowed to decide on behalf of others (--as)
-	// for every spec, besides each spec's policy.delegates
-	// (AGENTCTL_DELEGATES).
+	// Delegates are OS users allowed to decide on behalf of others for
+	// every spec, besides each spec's policy.delegates (the
+	// administrator's file).
 	Delegates []string
 	// Groups returns the OS groups of a user, for approvers such as
 	// group:sre; default: the system's (os/user).

@@ -74,7 +74,7 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 	if d.By != d.OSUser {
 		delegates := append(slices.Clone(g.spec.Policy.Delegates), e.delegates...)
 		if !slices.Contains(delegates, d.OSUser) {
-			return fmt.Sprintf("OS user %s may not decide on behalf of %s: only delegates may use --as (policy.delegates: %s; AGENTCTL_DELEGATES: %s)",
+			return fmt.Sprintf("OS user %s may not decide on behalf of %s: only delegates may (the spec's policy.delegates: %s; the installation's: %s)",
 				d.OSUser, d.By, orNone(g.spec.Policy.Delegates), orNone(e.delegates))
 		}
 	}

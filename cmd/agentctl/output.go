@@ -165,7 +165,15 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := engine.Config{Models: model.Default(), Delegates: installationDelegates()}
+	path, err := dbPath(a.dbPath)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := delegates(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg := engine.Config{Models: model.Default(), Delegates: ds}
 	switch {
 	case f.events:
 		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.JSON()) }
@@ -263,18 +271,6 @@ func checkJSON(what string, b []byte) error {
 		return usageErr(fmt.Errorf("%s is not JSON: %v", what, err))
 	}
 	return nil
-}
-
-// installationDelegates reads $AGENTCTL_DELEGATES: OS users allowed to
-// decide --as someone else whatever the spec says (comma-separated).
-func installationDelegates() []string {
-	var out []string
-	for _, d := range strings.Split(os.Getenv("AGENTCTL_DELEGATES"), ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // addDecisionFlags adds the audit flags every decision takes.

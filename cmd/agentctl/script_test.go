@@ -129,7 +129,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
 			env.Setenv("FIXTURES", fixtures)
-			return scenario.Setup(env, osUser())
+			return scenario.Setup(env)
 		},
 		Cmds: testCmds(),
 		Condition: func(cond string) (bool, error) {
@@ -413,7 +413,7 @@ func asUser(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Args[0] = filepath.Base(args[1]) // agentctl: the test binary acts as agentctl by its name
 	cmd.Dir = shared
 	var env []string
-	for _, kv := range []string{"AGENTCTL_DB", "AGENTCTL_DELEGATES", "PATH", "TMPDIR"} {
+	for _, kv := range []string{"AGENTCTL_DB", "PATH", "TMPDIR"} {
 		env = append(env, kv+"="+ts.Getenv(kv))
 	}
 	cmd.Env = append(env, "HOME="+shared, "USER=root") // USER must not matter

@@ -15,6 +15,7 @@ import (
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/internal/scenario"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -42,12 +43,15 @@ agents:
 // call gets exactly one decision, the tool ran exactly for the calls
 // whose winning decision let it, and every losing process exited 4.
 func TestRaceStress(t *testing.T) {
-	t.Setenv("AGENTCTL_DELEGATES", osUser()) // processes decide --as pN
 	calls, procs := 100, 8
 	if testing.Short() {
 		calls = 20
 	}
 	dir := t.TempDir()
+	// A throwaway database: its processes decide --as pN.
+	if err := os.WriteFile(filepath.Join(dir, scenario.Marker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dbPath := filepath.Join(dir, "agentctl.db")
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, dbPath, sqlite.Options{})

@@ -85,7 +85,7 @@ func (a *app) testCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			r, err := scenario.Run(scenario.Options{Files: files, Filter: re, Update: update, User: osUser()})
+			r, err := scenario.Run(scenario.Options{Files: files, Filter: re, Update: update})
 			if err != nil {
 				return err
 			}

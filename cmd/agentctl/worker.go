@@ -88,7 +88,15 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 	if err != nil {
 		return err
 	}
-	e := engine.New(db, engine.Config{Models: model.Default(), LeaseTTL: f.lease, Delegates: installationDelegates()})
+	path, err := dbPath(a.dbPath)
+	if err != nil {
+		return err
+	}
+	ds, err := delegates(path)
+	if err != nil {
+		return err
+	}
+	e := engine.New(db, engine.Config{Models: model.Default(), LeaseTTL: f.lease, Delegates: ds})
 	a.engines = append(a.engines, e)
 	opts := engine.PoolOptions{Agent: f.agent, Concurrency: f.concurrency, Poll: f.poll, ExitWhenIdle: f.exitIdle,
 		Log: log, Where: []any{"db", db.Path(), "backend", db.Dialect()}}

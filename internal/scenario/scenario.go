@@ -29,9 +29,6 @@ type Options struct {
 	Filter *regexp.Regexp
 	// Update rewrites the files cmp compares against.
 	Update bool
-	// User is the OS user running the suite: scenarios may decide on
-	// behalf of anyone (--as) as this user.
-	User string
 }
 
 // Report is the outcome of Run.
@@ -61,20 +58,24 @@ func Run(opts Options) (*Report, error) {
 			if t, ok := env.T().(*scriptT); ok {
 				env.Setenv("SUITE", r.dirs[t.res.Name])
 			}
-			return Setup(env, opts.User)
+			return Setup(env)
 		},
 	})
 	return &Report{Results: r.results, Errors: r.errs}, nil
 }
 
-// Setup gives a scenario its own database in its work directory and lets
-// user, the one running the suite, decide on behalf of anyone (--as), so
-// that scenarios record names; policy scenarios clear
-// AGENTCTL_DELEGATES.
-func Setup(env *testscript.Env, user string) error {
+// Marker, in a database's directory, marks a scenario's throwaway
+// database: the user who owns the directory and the marker may decide on
+// behalf of anyone there (--as), so that scenarios record names. A
+// database anywhere else gets no such grant.
+const Marker = ".agentctl-scenario"
+
+// Setup gives a scenario its own database in its work directory, marked
+// as a scenario's (Marker). Policy scenarios put their database
+// elsewhere.
+func Setup(env *testscript.Env) error {
 	env.Setenv("AGENTCTL_DB", filepath.Join(env.WorkDir, "agentctl.db"))
-	env.Setenv("AGENTCTL_DELEGATES", user)
-	return nil
+	return os.WriteFile(filepath.Join(env.WorkDir, Marker), []byte("agentctl test: a throwaway database\n"), 0o644)
 }
 
 // Files lists the *.txtar files named or found under directories.

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentctl/agentctl/internal/scenario"
+)
+
+// adminConfig is the administrator's file: delegates named there may
+// decide on behalf of others (--as) for every spec. agentctl serve reads
+// it too.
+const adminConfig = "/etc/agentctl/config.yaml"
+
+// scenarioMarker, in the directory of a database, marks it as a scenario's
+// throwaway database (agentctl test): the user who owns the directory and
+// the marker acts as a delegate there.
+const scenarioMarker = scenario.Marker
+
+// errDelegatesEnv refuses the variable that used to name delegates: any
+// user could set it, and then decide as anyone.
+var errDelegatesEnv = errors.New("AGENTCTL_DELEGATES is no longer read: any user could set it; name delegates in the spec's policy.delegates, or in " +
+	adminConfig + " (owned by root, writable by no one else)")
+
+// delegates returns the OS users who may decide on behalf of others for
+// every spec: those of the administrator's file, when it is root's and
+// writable by no one else, and, for a scenario's database, the user
+// running the scenario.
+func delegates(dbPath string) ([]string, error) {
+	if os.Getenv("AGENTCTL_DELEGATES") != "" {
+		return nil, usageErr(errDelegatesEnv)
+	}
+	out, err := readAdminDelegates(adminConfig)
+	if err != nil {
+		return nil, err
+	}
+	if ownedMarker(dbPath) {
+		out = append(out, osUser())
+	}
+	return out, nil
+}
+
+// adminFile is the part of the administrator's file agentctl reads.
+type adminFile struct {
+	Delegates []string `yaml:"delegates"`
+}
+
+// readAdminDelegates reads the delegates of the administrator's file at
+// path: none when there is no file; an error when it is not root's, or
+// others may write it.
+func readAdminDelegates(path string) ([]string, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	uid, ok := fileOwner(fi)
+	if !ok || uid != 0 || fi.Mode().Perm()&0o022 != 0 || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not honoured: it must be a file owned by root that no one else may write (it is %s, owner uid %d)",
+			path, fi.Mode(), uid)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var f adminFile
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Delegates, nil
+}
+
+// ownedMarker reports whether a SQLite database's directory is a
+// scenario's: it holds the marker, and both are the running user's.
+func ownedMarker(dbPath string) bool {
+	dir := filepath.Dir(dbPath)
+	for _, p := range []string{dir, filepath.Join(dir, scenarioMarker)} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return false
+		}
+		if uid, ok := fileOwner(fi); !ok || uid != os.Getuid() {
+			return false
+		}
+	}
+	return true
+}
