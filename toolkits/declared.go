@@ -2,6 +2,7 @@ package toolkits
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
@@ -41,9 +42,14 @@ func (d *Declared) Secrets() []string { return d.Vars }
 func (d *Declared) Do(ctx context.Context, c Call) (Result, error) { return d.Act.Do(ctx, c) }
 
 // Approval implements Tool: the declaration's requireApproval over input
-// and run.
+// and run. A condition that reads a field the call leaves out (an
+// optional one) asks a human: it would read nil, and a nil compared with
+// anything lets the call through.
 func (d *Declared) Approval(input, run map[string]any) Verdict {
 	cond := d.Spec.RequireApproval
+	if err := Absent(cond, input); err != nil {
+		return Verdict{Need: true, Reason: ReasonFailed, Err: err}
+	}
 	need, err := cond.Eval(tmpl.Env{"input": input, "run": run})
 	_, isConst := cond.IsConst()
 	switch {
@@ -57,6 +63,17 @@ func (d *Declared) Approval(input, run map[string]any) Verdict {
 		return Verdict{Reason: ReasonFalse, Detail: cond.Source()}
 	}
 	return Verdict{}
+}
+
+// Absent reports the first field of input a condition reads that the
+// call leaves out.
+func Absent(cond tmpl.Expr, input map[string]any) error {
+	for _, name := range cond.Reads("input") {
+		if _, ok := input[name]; !ok {
+			return fmt.Errorf("%s reads input.%s, which the call leaves out", cond.Source(), name)
+		}
+	}
+	return nil
 }
 
 // Tools implements Kit.

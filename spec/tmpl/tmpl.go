@@ -405,7 +405,11 @@ func (t *String) RenderEscaped(env Env, escape func(before, value string) (strin
 
 // EnvNames returns the names read as env.NAME (or env["NAME"]) by t's
 // expressions, so that their values can be kept out of what is stored.
-func (t *String) EnvNames() []string {
+func (t *String) EnvNames() []string { return t.Reads("env") }
+
+// Reads returns the names read as VARIABLE.NAME (or VARIABLE["NAME"]) by
+// t's expressions: the fields of input, resume or run a template uses.
+func (t *String) Reads(variable string) []string {
 	if t == nil {
 		return nil
 	}
@@ -415,17 +419,20 @@ func (t *String) EnvNames() []string {
 			continue
 		}
 		node := p.prog.Node()
-		ast.Walk(&node, envVisitor(func(name string) {
+		ast.Walk(&node, memberVisitor{variable, func(name string) {
 			if !slices.Contains(names, name) {
 				names = append(names, name)
 			}
-		}))
+		}})
 	}
 	return names
 }
 
 // EnvNames returns the env names read anywhere in v.
-func (v *Value) EnvNames() []string {
+func (v *Value) EnvNames() []string { return v.Reads("env") }
+
+// Reads returns the names read as VARIABLE.NAME anywhere in v.
+func (v *Value) Reads(variable string) []string {
 	if v == nil {
 		return nil
 	}
@@ -437,26 +444,33 @@ func (v *Value) EnvNames() []string {
 			}
 		}
 	}
-	add(v.str.EnvNames())
+	add(v.str.Reads(variable))
 	for _, e := range v.list {
-		add(e.EnvNames())
+		add(e.Reads(variable))
 	}
 	for _, e := range v.obj {
-		add(e.EnvNames())
+		add(e.Reads(variable))
 	}
 	return names
 }
 
-type envVisitor func(name string)
+// Reads returns the names read as VARIABLE.NAME by the condition.
+func (e Expr) Reads(variable string) []string { return e.expr.Reads(variable) }
 
-func (f envVisitor) Visit(n *ast.Node) {
+// memberVisitor reports the literal names read on one variable.
+type memberVisitor struct {
+	variable string
+	f        func(name string)
+}
+
+func (v memberVisitor) Visit(n *ast.Node) {
 	m, ok := (*n).(*ast.MemberNode)
 	if !ok {
 		return
 	}
-	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == "env" {
+	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == v.variable {
 		if s, ok := m.Property.(*ast.StringNode); ok {
-			f(s.Value)
+			v.f(s.Value)
 		}
 	}
 }

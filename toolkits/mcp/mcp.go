@@ -164,6 +164,9 @@ func (t *serverTool) Approval(input, _ map[string]any) toolkits.Verdict {
 		cond = m.RequireApproval
 	}
 	need, err := cond.Eval(tmpl.Env{"tool": t.t.Name, "input": input})
+	if aerr := toolkits.Absent(cond, input); aerr != nil {
+		err = aerr
+	}
 	switch {
 	case err != nil:
 		return toolkits.Verdict{Need: true, Reason: toolkits.ReasonFailed, Err: err}
