@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -203,10 +205,31 @@ agents: {a: {model: m, tools: [deploy]}}
 `)
 	a := g.agents["a"]
 	call := &store.Call{ID: "call_1", Tool: "deploy"}
+	// What validation must refuse, and accept, whatever the fuzzer finds.
+	for _, bad := range []string{`{}`, `[]`, `null`, `{"ticket":1}`, `{`, `{"ticket":"x","extra":[1,{"a":null}]}`, `{"ticket":"CHG-1","x":1}`} {
+		if _, err := checkResume(a, call, []byte(bad)); err == nil {
+			f.Errorf("%s: accepted, want refused", bad)
+		}
+	}
+	if _, err := checkResume(a, call, []byte(`{"ticket":"CHG-1"}`)); err != nil {
+		f.Errorf("valid data refused: %v", err)
+	}
+	ticket := regexp.MustCompile(`^CHG-[0-9]+$`)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := checkResume(a, call, data)
-		if err != nil && (!errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "call_1")) {
-			t.Fatalf("%q: %v", data, err)
+		got, err := checkResume(a, call, data)
+		if err != nil {
+			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "call_1") {
+				t.Fatalf("%q: %v", data, err)
+			}
+			return
+		}
+		// Accepted: exactly what the resumeSchema allows.
+		var v map[string]any
+		if json.Unmarshal(got, &v) != nil || len(v) != 1 {
+			t.Fatalf("%q accepted as %s", data, got)
+		}
+		if s, ok := v["ticket"].(string); !ok || !ticket.MatchString(s) {
+			t.Fatalf("%q accepted as %s", data, got)
 		}
 	})
 }

@@ -59,6 +59,7 @@ func Run(t *testing.T, b Backend) {
 		{"LeaseGuardsWrites", testLeaseGuardsWrites},
 		{"SuspendNeedsPendingAndNoApproved", testSuspend},
 		{"DecideOnce", testDecideOnce},
+		{"ApprovedStaysApproved", testApprovedStaysApproved},
 		{"DecideClaims", testDecideClaims},
 		{"CallLedger", testCallLedger},
 		{"ConcurrentDecide", testConcurrentDecide},
@@ -287,6 +288,31 @@ func testDecideOnce(e *env) {
 	ds, _ := s.Decisions(e.ctx, "01A")
 	if len(ds) != 1 || ds[0].By != "alice" || ds[0].OSUser != "root" || ds[0].Reason != "no" || ds[0].Action != store.Decline {
 		e.t.Errorf("decisions: %+v", ds)
+	}
+}
+
+// An approved call is decided: a decline or an expiry after it is a
+// conflict, and the call stays approved.
+func testApprovedStaysApproved(e *env) {
+	s := e.handle()
+	suspended(e, s, "01A", 1)
+	ok := &store.Decision{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "alice", OSUser: "alice"}
+	if _, err := s.Decide(e.ctx, []*store.Decision{ok}, store.Lease{}); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, late := range []*store.Decision{
+		{RunID: "01A", CallID: "call_1", Action: store.Decline, By: "bob", OSUser: "bob", Result: "declined"},
+		{RunID: "01A", CallID: "call_1", Action: store.Expire, By: "agentctl", OSUser: "agentctl", Result: "expired"},
+	} {
+		_, err := s.Decide(e.ctx, []*store.Decision{late}, store.Lease{})
+		var ce *store.ConflictError
+		if !errors.As(err, &ce) || ce.Status != store.CallApproved || ce.Action != store.Approve || ce.By != "alice" {
+			e.t.Errorf("%s after an approval: %v, want a conflict naming the approval", late.Action, err)
+		}
+	}
+	calls, _ := s.Calls(e.ctx, "01A")
+	if calls[0].Status != store.CallApproved {
+		e.t.Errorf("call after late decisions: %s, want approved", calls[0].Status)
 	}
 }
 
