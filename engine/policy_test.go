@@ -159,3 +159,44 @@ func TestSendPolicy(t *testing.T) {
 		}
 	}
 }
+
+// The agent's approvers and separateDuties hold for a tool that sets
+// neither, and --as is for delegates only: checked without root, by name.
+func TestAgentPolicy(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	g := compile(t, `
+version: 1
+policy: {delegates: [bot]}
+models:
+  m:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: restart}]
+      - text: done
+tools:
+  restart: {output: restarted, requireApproval: true}
+agents:
+  ops: {model: m, tools: [restart], approvers: [alice, carol], separateDuties: true}
+`)
+	e := New(db, Config{})
+	v, err := e.Start(ctx, g, StartOptions{Agent: "ops", Input: "x", StartedBy: "alice"})
+	if err != nil || v.Status != store.Suspended {
+		t.Fatalf("start: %v %v", v, err)
+	}
+	for _, d := range []Decision{
+		{OSUser: "bob"},                  // not among the agent's approvers
+		{OSUser: "alice"},                // started the run (the agent's separateDuties)
+		{OSUser: "mallory", By: "carol"}, // not a delegate
+		{OSUser: "bot", By: "alice"},     // a delegate, but for the starter
+	} {
+		d.RunID, d.Action = v.RunID, store.Approve
+		if _, err := e.Decide(ctx, d); !errors.Is(err, store.ErrForbidden) {
+			t.Errorf("approve by %s as %q: %v, want ErrForbidden", d.OSUser, d.By, err)
+		}
+	}
+	// A delegate approves for an approver who did not start the run.
+	if v, err = e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "bot", By: "carol"}); err != nil || v.Status != store.Completed {
+		t.Fatalf("approve by bot as carol: %v %v", v, err)
+	}
+}
