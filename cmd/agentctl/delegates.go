@@ -77,13 +77,27 @@ func readAdminDelegates(path string) ([]string, error) {
 	return f.Delegates, nil
 }
 
-// ownedMarker reports whether a SQLite database's directory is a
-// scenario's: it holds the marker, and both are the running user's.
+// ownedMarker reports whether a SQLite database is a scenario's: the
+// database file (if it exists yet), its real directory and the marker
+// there are all the running user's. A link to someone else's database,
+// placed in a directory of one's own, gets no grant: the link is
+// resolved, and the file's owner is the other's.
 func ownedMarker(dbPath string) bool {
-	dir := filepath.Dir(dbPath)
-	for _, p := range []string{dir, filepath.Join(dir, scenarioMarker)} {
+	if real, err := filepath.EvalSymlinks(dbPath); err == nil {
+		dbPath = real
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(dbPath))
+	if err != nil {
+		return false
+	}
+	for _, p := range []string{dbPath, dir, filepath.Join(dir, scenarioMarker)} {
 		fi, err := os.Lstat(p)
-		if err != nil {
+		if p == dbPath && errors.Is(err, fs.ErrNotExist) {
+			continue // the scenario's run creates it
+		}
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
 			return false
 		}
 		if uid, ok := fileOwner(fi); !ok || uid != os.Getuid() {
