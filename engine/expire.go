@@ -19,24 +19,30 @@ const Actor = "agentctl"
 // no cron job runs agentctl expire; reads use load and only show a call
 // as overdue.
 func (e *Engine) touch(ctx context.Context, id string) (*store.Run, *tree, error) {
+	r, t, _, err := e.touched(ctx, id)
+	return r, t, err
+}
+
+// touched is touch, reporting also whether it declined anything.
+func (e *Engine) touched(ctx context.Context, id string) (*store.Run, *tree, bool, error) {
 	r, t, err := e.load(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	overdue := due(t.calls, e.now())
 	if len(overdue) == 0 {
-		return r, t, nil
+		return r, t, false, nil
 	}
+	expired := false
 	for _, runID := range runsOf(overdue) {
-		if _, err := e.expire(ctx, t.runs[runID], overdue); err != nil {
-			return nil, nil, err
+		ok, err := e.expire(ctx, t.runs[runID], overdue)
+		if err != nil {
+			return nil, nil, false, err
 		}
+		expired = expired || ok
 	}
-	if r, err = e.store.Run(ctx, id); err != nil {
-		return nil, nil, err
-	}
-	t, err = e.loadTree(ctx, r.RootID)
-	return r, t, err
+	r, t, err = e.load(ctx, id)
+	return r, t, expired, err
 }
 
 // runsOf lists the runs the calls belong to, in order of first mention.

@@ -92,16 +92,12 @@ func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView,
 // this machine is taken over at once; otherwise once its lease has run
 // out.
 func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
-	before, err := e.store.Run(ctx, runID)
+	r, t, expired, err := e.touched(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	r, t, err := e.touch(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	if r.Status != before.Status || r.Step != before.Step {
-		return e.Inspect(ctx, r.RootID) // touch expired calls and advanced it
+	if expired {
+		return e.Inspect(ctx, r.RootID) // it declined overdue calls and advanced their runs
 	}
 	// Continue the deepest running run of the tree: its outcome bubbles
 	// up; else a suspended run whose calls were all decided.
