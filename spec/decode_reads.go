@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentctl/agentctl/spec/tmpl"
 )
 
 // runFields are what placeholders see as run.
@@ -27,6 +29,14 @@ func (d *decoder) toolReads(f *file, v *yaml.Node, t *Tool, path string) {
 		d.reads(f, n, path+"."+key, "run", r.Reads("run"), runFields)
 	}
 	check("requireApproval", field(v, "requireApproval"), t.RequireApproval)
+	d.opaque(f, field(v, "requireApproval"), path+".requireApproval", t.RequireApproval)
+	if m := t.MCP; m != nil {
+		mn := field(v, "mcp")
+		d.opaque(f, field(mn, "requireApproval"), path+".mcp.requireApproval", m.RequireApproval)
+		for name, cond := range m.Tools {
+			d.opaque(f, field(field(field(mn, "tools"), name), "requireApproval"), path+".mcp.tools."+name+".requireApproval", cond)
+		}
+	}
 	if sp := t.Suspend; sp != nil {
 		check("suspend.when", field(field(v, "suspend"), "when"), sp.When)
 		if sp.Payload != nil {
@@ -41,6 +51,14 @@ func (d *decoder) toolReads(f *file, v *yaml.Node, t *Tool, path string) {
 	}
 	if t.Output != nil {
 		check("output", field(v, "output"), t.Output)
+	}
+}
+
+// opaque refuses a gate that reads input in a way that hides which
+// fields: what it reads cannot be checked, here or when a call comes.
+func (d *decoder) opaque(f *file, n *yaml.Node, path string, cond tmpl.Expr) {
+	if _, hidden := cond.Paths("input"); hidden && n != nil {
+		d.errs.add(f.pos(n), "%s: read input only as input.NAME (or input.NAME.FIELD): get(input, ...), input[...] and the like hide what the gate reads", path)
 	}
 }
 

@@ -3,6 +3,7 @@ package toolkits
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
@@ -65,15 +66,37 @@ func (d *Declared) Approval(input, run map[string]any) Verdict {
 	return Verdict{}
 }
 
-// Absent reports the first field of input a condition reads that the
-// call leaves out.
+// Absent reports why a condition cannot be trusted with this input: it
+// reads a field (input.a, input.a.b) the call leaves out, or reads input
+// in a way that hides which fields (get(input, k), input[k]). Either
+// would read nil, which lets a call through; the gate then asks a human.
 func Absent(cond tmpl.Expr, input map[string]any) error {
-	for _, name := range cond.Reads("input") {
-		if _, ok := input[name]; !ok {
-			return fmt.Errorf("%s reads input.%s, which the call leaves out", cond.Source(), name)
+	paths, opaque := cond.Paths("input")
+	if opaque {
+		return fmt.Errorf("%s reads input other than as input.NAME: what it reads cannot be checked", cond.Source())
+	}
+	for _, p := range paths {
+		if !has(input, p) {
+			return fmt.Errorf("%s reads input.%s, which the call leaves out", cond.Source(), strings.Join(p, "."))
 		}
 	}
 	return nil
+}
+
+// has reports whether a nested path is set in v.
+func has(v map[string]any, path []string) bool {
+	for i, k := range path {
+		x, ok := v[k]
+		if !ok || x == nil {
+			return false
+		}
+		if i < len(path)-1 {
+			if v, ok = x.(map[string]any); !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Tools implements Kit.

@@ -457,6 +457,60 @@ func (v *Value) Reads(variable string) []string {
 // Reads returns the names read as VARIABLE.NAME by the condition.
 func (e Expr) Reads(variable string) []string { return e.expr.Reads(variable) }
 
+// Paths returns the paths read on variable by literal member access
+// (input.a, input.a.b, input["a"]), and whether variable is also used in
+// any other way (get(input, k), input[k], "a" in input), which hides what
+// it reads.
+func (e Expr) Paths(variable string) (paths [][]string, opaque bool) {
+	if e.expr == nil {
+		return nil, false
+	}
+	uses, members := 0, 0
+	for _, p := range e.expr.parts {
+		if p.prog == nil {
+			continue
+		}
+		node := p.prog.Node()
+		ast.Walk(&node, pathVisitor(func(n ast.Node) {
+			switch n := n.(type) {
+			case *ast.IdentifierNode:
+				if n.Value == variable {
+					uses++
+				}
+			case *ast.MemberNode:
+				if path, ok := memberPath(n, variable); ok {
+					if len(path) == 1 {
+						members++
+					}
+					paths = append(paths, path)
+				}
+			}
+		}))
+	}
+	return paths, uses > members
+}
+
+// memberPath returns the literal path of a member chain rooted at
+// variable: input.a.b is [a b].
+func memberPath(m *ast.MemberNode, variable string) ([]string, bool) {
+	s, ok := m.Property.(*ast.StringNode)
+	if !ok {
+		return nil, false
+	}
+	switch n := m.Node.(type) {
+	case *ast.IdentifierNode:
+		return []string{s.Value}, n.Value == variable
+	case *ast.MemberNode:
+		head, ok := memberPath(n, variable)
+		return append(head, s.Value), ok
+	}
+	return nil, false
+}
+
+type pathVisitor func(ast.Node)
+
+func (f pathVisitor) Visit(n *ast.Node) { f(*n) }
+
 // memberVisitor reports the literal names read on one variable.
 type memberVisitor struct {
 	variable string
