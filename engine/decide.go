@@ -74,6 +74,13 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s run %s: %w", d.Action, r.ID, err)
 	}
+	if !d.Detach {
+		// This process will advance the run: what its model turns need
+		// must be at hand, or the decision is not recorded.
+		if err := g.ready(t.root); err != nil {
+			return nil, usagef("%s run %s: %v: nothing was recorded (--detach leaves the run to a worker)", d.Action, r.ID, err)
+		}
+	}
 	if d.By == "" {
 		d.By = d.OSUser
 	}

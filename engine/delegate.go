@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -57,6 +59,11 @@ func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) e
 	if err != nil {
 		return err
 	}
+	if v.Status == store.Stalled {
+		// Nothing waits for a human: the tree is stalled down to the child
+		// whose model failed, where agentctl continue picks it up.
+		return rn.stall(ctx, fmt.Errorf("sub-agent %s (run %s) stalled: %s", sub.spec.Name, child.ID, v.Error))
+	}
 	if !v.Status.Terminal() {
 		return nil // the child waits for a human; so does this call
 	}
@@ -88,7 +95,70 @@ func (e *Engine) advanceTree(ctx context.Context, g *Graph, r *store.Run) (*RunV
 	if err != nil || r.ParentID == "" {
 		return v, err
 	}
+	switch v.Status {
+	case store.Stalled:
+		return e.stallUp(ctx, r)
+	case store.Suspended:
+		if err := e.waitUp(ctx, r); err != nil {
+			return nil, err
+		}
+	}
 	return e.bubble(ctx, g, v, r)
+}
+
+// waitUp marks suspended again the stalled ancestors of r, a child that
+// was continued and now waits for a human.
+func (e *Engine) waitUp(ctx context.Context, r *store.Run) error {
+	for r.ParentID != "" {
+		parent, err := e.store.Run(ctx, r.ParentID)
+		if err != nil {
+			return err
+		}
+		if parent.Status != store.Stalled || e.store.Claim(ctx, e.lease, parent.ID, store.Stalled) != nil {
+			return nil
+		}
+		err = e.store.Suspend(ctx, e.lease, parent)
+		if errors.Is(err, store.ErrNotIdle) {
+			// It has work of its own meanwhile: a worker takes it.
+			return e.store.Release(context.WithoutCancel(ctx), e.lease, parent.ID)
+		}
+		if err != nil {
+			return err
+		}
+		r = parent
+	}
+	return nil
+}
+
+// stallUp marks stalled the ancestors of stalled child r that wait on
+// nothing else (no other call of theirs pending, approved or
+// interrupted), so that the root says what its tree needs: agentctl
+// continue. It returns the root's view.
+func (e *Engine) stallUp(ctx context.Context, r *store.Run) (*RunView, error) {
+	for r.ParentID != "" {
+		parent, err := e.store.Run(ctx, r.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		calls, err := e.store.Calls(ctx, parent.ID)
+		if err != nil {
+			return nil, err
+		}
+		busy := parent.Status != store.Suspended || slices.ContainsFunc(calls, func(c *store.Call) bool {
+			return c.Step == parent.Step && c.ID != r.ParentCall && !c.Status.Done()
+		})
+		if busy || e.store.Claim(ctx, e.lease, parent.ID, store.Suspended) != nil {
+			break // it waits for a human, or another process has it
+		}
+		parent.Status, parent.Error = store.Stalled, fmt.Sprintf("sub-agent %s (run %s) stalled: %s", r.Agent, r.ID, r.Error)
+		ev := event(parent.ID, StalledEvent{Error: parent.Error})
+		if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, parent, nil, ev); err != nil {
+			return nil, err
+		}
+		e.emit([]store.Event{ev})
+		r = parent
+	}
+	return e.Inspect(ctx, r.RootID)
 }
 
 // bubble hands a finished child run's outcome up to its parent's

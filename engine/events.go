@@ -19,6 +19,7 @@ const (
 	EventStepFinish        store.EventType = "step-finish"         // StepFinish
 	EventFinish            store.EventType = "finish"              // Finish
 	EventError             store.EventType = "error"               // ErrorEvent
+	EventStalled           store.EventType = "stalled"             // StalledEvent
 )
 
 // The fields of each event type, as stored in store.Event.Data. Fields
@@ -71,6 +72,11 @@ type (
 	ErrorEvent struct {
 		Error string `json:"error"`
 	}
+	// StalledEvent reports that the run stalled: its model could not be
+	// asked; agentctl continue asks again.
+	StalledEvent struct {
+		Error string `json:"error"`
+	}
 )
 
 // payload is the fields of one event type.
@@ -84,6 +90,7 @@ func (ToolResult) eventType() store.EventType        { return EventToolResult }
 func (StepFinish) eventType() store.EventType        { return EventStepFinish }
 func (Finish) eventType() store.EventType            { return EventFinish }
 func (ErrorEvent) eventType() store.EventType        { return EventError }
+func (StalledEvent) eventType() store.EventType      { return EventStalled }
 
 // event builds a run's event from its fields.
 func event(runID string, p payload) store.Event {

@@ -99,11 +99,11 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	if expired {
 		return e.Inspect(ctx, r.RootID) // it declined overdue calls and advanced their runs
 	}
-	// Continue the deepest running run of the tree: its outcome bubbles
-	// up; else a suspended run whose calls were all decided.
+	// Continue the deepest running or stalled run of the tree: its outcome
+	// bubbles up; else a suspended run whose calls were all decided.
 	var next *store.Run
 	for _, run := range t.order {
-		if run.Status == store.Running || next == nil && run.Status == store.Suspended && decided(run, t.calls) {
+		if run.Status == store.Running || run.Status == store.Stalled || next == nil && run.Status == store.Suspended && decided(run, t.calls) {
 			next = run
 		}
 	}
@@ -117,6 +117,9 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.ready(t.root); err != nil {
+		return nil, usagef("continue run %s: %v: nothing was changed", r.ID, err)
+	}
 	switch {
 	case r.Owner != "" && r.Expires.After(e.now()) && !deadOwner(r.Owner):
 		return nil, conflictf("run %s is being advanced by %s (lease until %s)", r.ID, r.Owner, r.Expires.Format(time.RFC3339))
@@ -128,7 +131,7 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Status = store.Running
+	r.Status, r.Error = store.Running, "" // a stalled run's error is past
 	return e.advanceTree(ctx, g, r)
 }
 

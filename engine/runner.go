@@ -55,6 +55,9 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if r.Status.Stopped() {
+			return view(r, nil, nil), nil
+		}
 		turn := slices.DeleteFunc(slices.Clone(rn.calls), func(c *store.Call) bool { return c.Step != r.Step })
 		if c := find(turn, store.CallApproved); c != nil {
 			if err := rn.execute(ctx, c); err != nil {
@@ -82,9 +85,6 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 		}
 		if err := rn.turn(ctx); err != nil {
 			return nil, err
-		}
-		if r.Status.Terminal() {
-			return view(r, nil, nil), nil
 		}
 	}
 }

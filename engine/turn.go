@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -37,23 +38,46 @@ func (rn *runner) turn(ctx context.Context) error {
 }
 
 // ask sends the conversation to the model with the agent's tools,
-// streaming its text to the OnEvent hook. A model that fails ends the run
-// (resp nil, err nil); an interruption is returned as is, leaving the run
-// as checkpointed.
+// streaming its text to the OnEvent hook. A model that cannot be asked
+// (its provider down, its key missing, an MCP server's tools unlisted)
+// stalls the run (resp nil, err nil); an interruption is returned as is,
+// leaving the run as checkpointed.
 func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed bool, err error) {
 	defs, err := rn.a.toolDefs(ctx)
-	if err != nil {
+	if err == nil {
+		req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r.ID, &streamed)}
+		resp, err = rn.generate(ctx, req)
+	}
+	var final *finalError
+	switch {
+	case err == nil:
+		return resp, streamed, nil
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err() // interrupted: leave the run as checkpointed
+	case errors.As(err, &final):
 		return nil, false, rn.fail(ctx, err)
 	}
-	req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r.ID, &streamed)}
-	resp, err = rn.generate(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, ctx.Err() // interrupted: leave the run as checkpointed
-		}
-		return nil, false, rn.fail(ctx, err)
+	return nil, false, rn.stall(ctx, err)
+}
+
+// finalError is a model failure that asking again would repeat (see
+// model.Final): it fails the run rather than stalling it.
+type finalError struct{ msg string }
+
+func (e *finalError) Error() string { return e.msg }
+
+// stall stops the run because its model could not be asked: every result
+// is kept, the lease released, and no worker takes the run by itself;
+// agentctl continue asks the model again from this checkpoint.
+func (rn *runner) stall(ctx context.Context, cause error) error {
+	r := rn.r
+	r.Status, r.Error = store.Stalled, cause.Error()
+	ev := event(r.ID, StalledEvent{Error: r.Error})
+	if err := rn.e.store.Checkpoint(context.WithoutCancel(ctx), rn.e.lease, r, nil, ev); err != nil {
+		return err
 	}
-	return resp, streamed, nil
+	rn.e.emit([]store.Event{ev})
+	return nil
 }
 
 // generate is every model call of a run: the run's model (run --model
@@ -73,8 +97,11 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	if err != nil {
 		// A provider may echo the key it was given (401: "Incorrect API
 		// key provided: ..."): what is stored and shown never holds it.
-		msg := redact(err.Error(), model.KeyVars(node.spec), toolkits.Environ())
-		return nil, fmt.Errorf("model %s: %s", node.spec.Name, msg)
+		msg := fmt.Sprintf("model %s: %s", node.spec.Name, redact(err.Error(), model.KeyVars(node.spec), toolkits.Environ()))
+		if model.Final(err) {
+			return nil, &finalError{msg: msg}
+		}
+		return nil, errors.New(msg)
 	}
 	addUsage(&rn.r.Usage, resp.Usage)
 	return resp, nil

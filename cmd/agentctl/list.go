@@ -27,9 +27,9 @@ func (a *app) listCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			switch st := store.Status(status); st {
-			case "", store.Queued, store.Running, store.Suspended, store.Completed, store.Failed:
+			case "", store.Queued, store.Running, store.Suspended, store.Stalled, store.Completed, store.Failed:
 			default:
-				return usageErr(fmt.Errorf("invalid --status %q: want queued, running, suspended, completed or failed", status))
+				return usageErr(fmt.Errorf("invalid --status %q: want queued, running, suspended, stalled, completed or failed", status))
 			}
 			if limit < 0 {
 				return usageErr(fmt.Errorf("invalid --limit %d: want 0 (no limit) or more", limit))
@@ -55,7 +55,7 @@ func (a *app) listCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: queued, running, suspended, completed or failed")
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: queued, running, suspended, stalled, completed or failed")
 	cmd.Flags().StringVar(&agent, "agent", "", "only runs of this agent")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most N runs (0: all)")
 	addFormatFlag(cmd, &out)

@@ -94,6 +94,8 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 		}
 	case store.Failed:
 		fmt.Fprintf(w, "error: %s\n", v.Error)
+	case store.Stalled:
+		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once the model can be asked: agentctl continue %s\n", v.Error, v.RunID)
 	case store.Running:
 		fmt.Fprintln(w, "another process is advancing this run; follow it with: agentctl events", v.RunID, "--follow")
 	}
@@ -245,6 +247,8 @@ func statusExit(s store.Status) error {
 		return &exitErr{code: exitSuspended}
 	case store.Failed:
 		return &exitErr{code: exitError}
+	case store.Stalled:
+		return &exitErr{code: exitStalled}
 	}
 	return nil
 }

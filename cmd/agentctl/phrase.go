@@ -113,6 +113,8 @@ func addFixes(r *sqlstore.Report) {
 		case f.Status == sqlstore.FindingOK && f.Check != "schema":
 		case f.Check == "stopped runs":
 			r.Findings[i].Fix = "agentctl continue RUNID"
+		case f.Check == "stalled runs":
+			r.Findings[i].Fix = "agentctl continue RUNID, once the model can be asked (agentctl show RUNID says what failed)"
 		case f.Check == "interrupted calls":
 			r.Findings[i].Fix = "agentctl retry RUNID --call ID, or agentctl resolve"
 		case f.Check == "overdue approvals":

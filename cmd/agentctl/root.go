@@ -31,6 +31,7 @@ const (
 	exitConflict  = 4 // already decided, not suspended, or another process won
 	exitForbidden = 5 // the approver policy does not allow the decision
 	exitDatabase  = 6 // the database is busy, unwritable, corrupt or newer
+	exitStalled   = 7 // the run stalled: its model could not be asked; continue asks again
 )
 
 const rootHelp = `agentctl runs LLM agents declared in YAML, durably: a run that needs a
@@ -50,6 +51,9 @@ Exit codes:
   6  the database cannot be used: locked by another process beyond the
      busy timeout, unwritable, corrupt, or from a newer agentctl; nothing
      was changed (agentctl doctor checks a database)
+  7  the run stalled: its model could not be asked (provider down, key
+     missing) after the run began; every result is kept, and
+     agentctl continue RUN asks the model again
 
 The database is --db, else $AGENTCTL_DB, else
 $XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db):

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
 )
 
 func (a *app) showCmd() *cobra.Command {
@@ -102,6 +103,9 @@ func printDetail(a *app, d *engine.RunDetail) {
 	}
 	if d.Error != "" {
 		fmt.Fprintf(w, "error    %s\n", indent(d.Error))
+	}
+	if d.Status == store.Stalled {
+		fmt.Fprintf(w, "next     once the model can be asked: agentctl continue %s\n", d.RunID)
 	}
 	if len(d.Pending) > 0 {
 		fmt.Fprintln(w, "\npending")

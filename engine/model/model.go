@@ -7,6 +7,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tmc/langchaingo/llms"
@@ -66,6 +67,14 @@ func (r Registry) Replaying(path string) Registry {
 		}
 	}
 	return out
+}
+
+// Final reports whether err, a Generate failure, would recur however
+// often the same request is repeated: scripted turns exhausted, a request
+// the cassette did not record. Other failures (the network, 5xx, 429, a
+// key missing or refused) may pass once someone acts.
+func Final(err error) bool {
+	return errors.Is(err, scripted.ErrExhausted) || errors.Is(err, cassette.ErrMismatch)
 }
 
 // New builds the model m declares.

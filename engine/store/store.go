@@ -27,10 +27,18 @@ const (
 	Suspended Status = "suspended" // waiting for a human decision
 	Completed Status = "completed"
 	Failed    Status = "failed"
+	// Stalled: a model call failed (the provider down, a missing key)
+	// after the run began. Every result is kept; workers leave the run
+	// alone, and agentctl continue asks the model again.
+	Stalled Status = "stalled"
 )
 
 // Terminal reports whether a run in status s can no longer change.
 func (s Status) Terminal() bool { return s == Completed || s == Failed }
+
+// Stopped reports whether no process advances a run in status s until
+// someone acts: it finished, or it stalled.
+func (s Status) Stopped() bool { return s.Terminal() || s == Stalled }
 
 // CallStatus is the state of one tool call in the call ledger.
 type CallStatus string
@@ -330,8 +338,8 @@ type Store interface {
 	// Every write below also appends its events, in the same transaction.
 
 	// Checkpoint saves a run's state, step, status, output, error and usage, and
-	// adds new calls, in one transaction. A terminal status releases the
-	// lease.
+	// adds new calls, in one transaction. A terminal or stalled status
+	// releases the lease.
 	Checkpoint(ctx context.Context, lease Lease, r *Run, newCalls []*Call, ev ...Event) error
 	// MoveCall makes one transition of a call of a run lease holds. It
 	// fails with a *ConflictError when the call is not in m.From.
@@ -343,14 +351,16 @@ type Store interface {
 	Suspend(ctx context.Context, lease Lease, r *Run, ev ...Event) error
 	// Settle gives a delegation call its child's outcome: the call moves
 	// from pending to m.To with m.Result, and, when no live process holds
-	// the run, the lease is taken for the caller (claimed).
+	// the run (suspended, running or stalled), the lease is taken for the
+	// caller (claimed).
 	Settle(ctx context.Context, lease Lease, m Move, ev ...Event) (claimed bool, err error)
 	// Takeover takes the lease on a run from owner, a process known to be
 	// dead, whatever its expiry. It fails with ErrLeaseLost when another
 	// process holds the run.
 	Takeover(ctx context.Context, lease Lease, runID, owner string) error
 	// Claim takes the lease on a run in one of the given statuses that no
-	// live process holds, and marks it running. It fails with a
+	// live process holds, and marks it running (a stalled run's error is
+	// cleared). It fails with a
 	// *StateError otherwise.
 	Claim(ctx context.Context, lease Lease, runID string, from ...Status) error
 	// Release gives up the lease on a run, leaving its status as it is:

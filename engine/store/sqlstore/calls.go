@@ -114,8 +114,9 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 		if err := appendEvents(ctx, tx, now, ev); err != nil {
 			return err
 		}
-		res, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ?
-			WHERE id = ? AND status IN ('suspended', 'running') AND (owner IS NULL OR lease_expires < ?)`,
+		res, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, updated_at = ?,
+			error = CASE WHEN status = 'stalled' THEN '' ELSE error END
+			WHERE id = ? AND status IN ('suspended', 'running', 'stalled') AND (owner IS NULL OR lease_expires < ?)`,
 			lease.Owner, ms(now.Add(lease.TTL)), ms(now), m.RunID, ms(now))
 		if err != nil {
 			return err

@@ -56,7 +56,7 @@ var checks = []struct {
 	name, query, detail string
 	status              string
 }{
-	{"run states", `SELECT id FROM runs WHERE status NOT IN ('queued','running','suspended','completed','failed')`,
+	{"run states", `SELECT id FROM runs WHERE status NOT IN ('queued','running','suspended','stalled','completed','failed')`,
 		"runs with an unknown status", FindingError},
 	{"call states", `SELECT DISTINCT run_id FROM calls WHERE status NOT IN ('pending','approved','declined','executing','succeeded','failed','interrupted')`,
 		"runs with calls of an unknown status", FindingError},
@@ -71,6 +71,8 @@ var checks = []struct {
 		"child runs whose parent is missing", FindingError},
 	{"stopped runs", `SELECT id FROM runs WHERE status = 'running' AND (owner IS NULL OR lease_expires < ?)`,
 		"runs left running by a process that stopped", FindingWarn},
+	{"stalled runs", `SELECT id FROM runs WHERE status = 'stalled'`,
+		"runs stalled because their model could not be asked", FindingWarn},
 	{"interrupted calls", `SELECT DISTINCT run_id FROM calls WHERE status = 'interrupted'`,
 		"runs with a call a crash interrupted", FindingWarn},
 	{"overdue approvals", `SELECT DISTINCT run_id FROM calls WHERE status = 'pending' AND deadline IS NOT NULL AND deadline < ?`,

@@ -204,7 +204,7 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 	now := s.now()
 	err := s.tx(ctx, func(tx *txn) error {
 		owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
-		if r.Status.Terminal() {
+		if r.Status.Stopped() {
 			owner, expires = nil, nil
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, output = ?, error = ?, step = ?, state = ?,
@@ -287,7 +287,8 @@ func (s *DB) Claim(ctx context.Context, lease store.Lease, runID string, from ..
 		if held || !slices.Contains(from, status) {
 			return &store.StateError{RunID: runID, Status: status, Want: from}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ? WHERE id = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ?,
+			error = CASE WHEN status = 'stalled' THEN '' ELSE error END WHERE id = ?`,
 			lease.Owner, ms(now.Add(lease.TTL)), ms(now), runID)
 		return err
 	})
