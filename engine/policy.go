@@ -86,8 +86,9 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 	if ok, why := e.allows(p.approvers, d.By); !ok {
 		return why
 	}
-	if p.separate && starter != "" && d.By == starter && d.Action != store.Decline {
-		return fmt.Sprintf("%s started run %s and may not approve its calls (separateDuties)", d.By, r.RootID)
+	if p.separate && starter != "" && (d.By == starter || d.OSUser == starter) && d.Action != store.Decline {
+		// The starter's own account may not approve for someone else either.
+		return fmt.Sprintf("%s started run %s and may not approve its calls, in person or --as another (separateDuties)", starter, r.RootID)
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -198,5 +199,42 @@ agents:
 	// A delegate approves for an approver who did not start the run.
 	if v, err = e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "bot", By: "carol"}); err != nil || v.Status != store.Completed {
 		t.Fatalf("approve by bot as carol: %v %v", v, err)
+	}
+}
+
+// One principal never supplies two approvals of one call, whichever
+// people it names with --as, nor approves a run it started under
+// separateDuties on someone else's behalf; a person approved for by a
+// delegate cannot approve again in person.
+func TestOnePrincipal(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	g := compile(t, strings.Replace(fourEyesSpec, "version: 1\n", "version: 1\npolicy: {delegates: [bot, ann]}\n", 1))
+	e := New(db, Config{})
+	start := func() *RunView {
+		v, err := e.Start(ctx, g, StartOptions{Agent: "dba", Input: "x", StartedBy: "ann"})
+		if err != nil || v.Status != store.Suspended {
+			t.Fatalf("start: %v %v", v, err)
+		}
+		return v
+	}
+	approve := func(v *RunView, osUser, as string) (*RunView, error) {
+		return e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: osUser, By: as})
+	}
+	v := start()
+	if _, err := approve(v, "bot", "ben"); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range [][2]string{{"bot", "cat"}, {"ben", "ben"}, {"cat", "bot"}} {
+		if _, err := approve(v, who[0], who[1]); !errors.Is(err, store.ErrForbidden) {
+			t.Errorf("second approval by %s as %s: %v, want ErrForbidden", who[0], who[1], err)
+		}
+	}
+	// The starter, a delegate, acting for another approver.
+	if _, err := approve(start(), "ann", "cat"); !errors.Is(err, store.ErrForbidden) {
+		t.Errorf("the starter approving as cat: %v, want ErrForbidden", err)
+	}
+	if v, err := approve(v, "cat", "cat"); err != nil || v.Status != store.Completed {
+		t.Errorf("a second person: %v %v", v, err)
 	}
 }

@@ -410,14 +410,22 @@ func approval(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (l
 	if err != nil {
 		return false, err
 	}
-	var mine int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM decisions WHERE run_id = ? AND call_id = ? AND action = 'approve' AND by_name = ?`,
-		d.RunID, d.CallID, d.By).Scan(&mine); err != nil {
-		return false, err
-	}
-	if mine > 0 {
+	// A decision counts against the person it names and the principal
+	// that made it: neither supplies two approvals of one call.
+	var by, principal string
+	err = tx.QueryRowContext(ctx, `SELECT by_name, os_user FROM decisions WHERE run_id = ? AND call_id = ? AND action = 'approve'
+		AND (by_name IN (?, ?) OR os_user IN (?, ?)) LIMIT 1`,
+		d.RunID, d.CallID, d.By, d.OSUser, d.By, d.OSUser).Scan(&by, &principal)
+	if err == nil {
+		who := by
+		if principal != by {
+			who = fmt.Sprintf("%s (as %s)", principal, by)
+		}
 		return false, &store.ForbiddenError{RunID: d.RunID, CallID: d.CallID,
-			Reason: fmt.Sprintf("%s has already approved it; it needs %d approvals from different people (%d of %d so far)", d.By, d.Needed, approvals, d.Needed)}
+			Reason: fmt.Sprintf("%s has already approved it; it needs %d approvals from different people, each deciding once (%d of %d so far)", who, d.Needed, approvals, d.Needed)}
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return false, err
 	}
 	if approvals+1 >= d.Needed {
 		return true, nil

@@ -60,6 +60,8 @@ func Run(t *testing.T, b Backend) {
 		{"SuspendNeedsPendingAndNoApproved", testSuspend},
 		{"DecideOnce", testDecideOnce},
 		{"ApprovedStaysApproved", testApprovedStaysApproved},
+		{"OnePrincipal", testOnePrincipal},
+		{"Stalled", testStalled},
 		{"DecideClaims", testDecideClaims},
 		{"CallLedger", testCallLedger},
 		{"ConcurrentDecide", testConcurrentDecide},
