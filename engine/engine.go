@@ -47,7 +47,27 @@ type Config struct {
 	// Groups returns the OS groups of a user, for approvers such as
 	// group:sre; default: the system's (os/user).
 	Groups func(user string) ([]string, error)
+	// Limits cap what the engine takes from models and tools.
+	Limits Limits
 }
+
+// Limits cap what a run takes in from outside, so that a runaway model or
+// tool cannot fill the database. Zero values mean the defaults.
+type Limits struct {
+	// MaxArgs is the largest tool-call arguments a model may send, in
+	// bytes (default DefaultMaxArgs). A call over it fails at once: its
+	// arguments are not stored, and the model is told.
+	MaxArgs int
+	// MaxResult is the largest tool result stored, in bytes (default
+	// DefaultMaxResult); the rest is cut off and counted.
+	MaxResult int
+}
+
+// Default limits.
+const (
+	DefaultMaxArgs   = 1 << 20
+	DefaultMaxResult = 1 << 20
+)
 
 // Engine runs agents on a Store.
 type Engine struct {
@@ -61,6 +81,7 @@ type Engine struct {
 
 	delegates []string
 	groups    func(string) ([]string, error)
+	limits    Limits
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
@@ -80,6 +101,12 @@ func New(st store.Store, cfg Config) *Engine {
 	if cfg.Groups == nil {
 		cfg.Groups = groupsOf
 	}
+	if cfg.Limits.MaxArgs <= 0 {
+		cfg.Limits.MaxArgs = DefaultMaxArgs
+	}
+	if cfg.Limits.MaxResult <= 0 {
+		cfg.Limits.MaxResult = DefaultMaxResult
+	}
 	host, _ := os.Hostname()
 	var tok [6]byte
 	rand.Read(tok[:])
@@ -93,6 +120,7 @@ func New(st store.Store, cfg Config) *Engine {
 
 		delegates: cfg.Delegates,
 		groups:    cfg.Groups,
+		limits:    cfg.Limits,
 		graphs:    map[string]*Graph{},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/spec"
@@ -93,7 +94,7 @@ func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call 
 	default:
 		content = res.Content
 	}
-	content = redact(content, t.Secrets(), call.Env)
+	content = cut(redact(content, t.Secrets(), call.Env), e.limits.MaxResult)
 	// The outcome is recorded even if we were interrupted meanwhile.
 	return rn.settle(context.WithoutCancel(ctx), c, store.CallExecuting, status, content)
 }
@@ -178,4 +179,17 @@ func encodings(v string) []string {
 	add(url.QueryEscape(v))
 	add(url.PathEscape(v))
 	return out
+}
+
+// cut keeps the first max bytes of a result (whole UTF-8 characters) and
+// says how many were cut off.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	keep := max
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return fmt.Sprintf("%s\n[... %d bytes cut: over the limit of %d bytes (AGENTCTL_MAX_RESULT)]", s[:keep], len(s)-keep, max)
 }

@@ -19,6 +19,12 @@ import (
 func (rn *runner) gate(ctx context.Context, tc toolCallPart, seq int) (*store.Call, error) {
 	a := rn.a
 	c := &store.Call{ID: tc.ID, Seq: seq, Step: rn.r.Step, Tool: tc.Tool, Status: store.CallApproved}
+	if tc.dropped > 0 {
+		c.Args, c.Status = json.RawMessage(tc.Args), store.CallFailed
+		c.Result = fmt.Sprintf("error: arguments of %d bytes are over the limit of %d bytes (AGENTCTL_MAX_ARGS); they were not kept: send smaller arguments",
+			tc.dropped, rn.e.limits.MaxArgs)
+		return c, nil
+	}
 	args, err := decodeArgs(tc.Args)
 	if err == nil {
 		c.Args, _ = json.Marshal(args)

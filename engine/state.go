@@ -53,6 +53,9 @@ type toolCallPart struct {
 	ID   string `json:"id"`
 	Tool string `json:"tool"`
 	Args string `json:"args"` // as the model sent them
+	// dropped is the size of arguments over Limits.MaxArgs, replaced by
+	// {} before anything is stored.
+	dropped int
 }
 
 func decodeState(r *store.Run) (*state, error) {

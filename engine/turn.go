@@ -123,6 +123,9 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool
 	for _, tc := range resp.ToolCalls {
 		seq++
 		part := toolCallPart{ID: rn.callID(tc.ID, seq, ans.calls), Tool: tc.Name, Args: tc.Args}
+		if n := len(part.Args); n > rn.e.limits.MaxArgs {
+			part.Args, part.dropped = "{}", n
+		}
 		ans.msg.ToolCalls = append(ans.msg.ToolCalls, part)
 		c, err := rn.gate(ctx, part, seq)
 		if err != nil {

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -24,12 +25,22 @@ func (d *decoder) templates(f *file, n *yaml.Node, vars tmpl.Vars) map[string]*t
 	return out
 }
 
-// size decodes a byte count: 65536, "64KiB", "1MiB", "10MB"; 0 when absent.
+// size decodes a byte count (see ParseSize); 0 when absent.
 func (d *decoder) size(f *file, n *yaml.Node, path string) int64 {
 	if n = scalar(n); n == nil {
 		return 0
 	}
-	s := strings.TrimSpace(n.Value)
+	v, err := ParseSize(n.Value)
+	if err != nil {
+		d.errs.add(f.pos(n), "%s: %v", path, err)
+		return 0
+	}
+	return v
+}
+
+// ParseSize reads a positive byte count: 65536, "64KiB", "1MiB", "10MB".
+func ParseSize(text string) (int64, error) {
+	s := strings.TrimSpace(text)
 	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
@@ -41,11 +52,10 @@ func (d *decoder) size(f *file, n *yaml.Node, path string) int64 {
 		}
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v <= 0 {
-		d.errs.add(f.pos(n), "%s: invalid size %q (want e.g. 65536, 64KiB, 1MiB)", path, n.Value)
-		return 0
+	if err != nil || v <= 0 || v > math.MaxInt64/mult {
+		return 0, fmt.Errorf("invalid size %q (want e.g. 65536, 64KiB, 1MiB)", text)
 	}
-	return v * mult
+	return v * mult, nil
 }
 
 // duration decodes a positive duration such as 30s or 24h; 0 when absent.

@@ -36,9 +36,27 @@ var specSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	return c.Compile(url)
 })
 
+// DefaultMaxFile is the largest spec file LoadFiles reads.
+const DefaultMaxFile = 4 << 20
+
 // LoadFiles reads spec files and directories (every *.yaml and *.yml file
-// directly in it, in name order) and loads them as one spec.
-func LoadFiles(paths ...string) (*Spec, error) {
+// directly in it, in name order) and loads them as one spec. A file over
+// DefaultMaxFile bytes is refused.
+func LoadFiles(paths ...string) (*Spec, error) { return Files{}.Load(paths...) }
+
+// Files loads spec files with a size limit.
+type Files struct {
+	// MaxFile is the largest file read, in bytes; zero means
+	// DefaultMaxFile.
+	MaxFile int64
+}
+
+// Load reads spec files and directories, as LoadFiles does, refusing a
+// file over f.MaxFile bytes.
+func (f Files) Load(paths ...string) (*Spec, error) {
+	if f.MaxFile <= 0 {
+		f.MaxFile = DefaultMaxFile
+	}
 	if len(paths) == 0 {
 		return nil, errors.New("no spec files: pass -f FILE or -f DIR")
 	}
@@ -65,7 +83,7 @@ func LoadFiles(paths ...string) (*Spec, error) {
 			}
 		}
 		for _, n := range names {
-			data, err := os.ReadFile(n)
+			data, err := readCapped(n, f.MaxFile)
 			if err != nil {
 				return nil, err
 			}
@@ -165,4 +183,24 @@ func yamlError(name string, err error) *Error {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	return &Error{Pos: Pos{File: name, Line: line}, Msg: "invalid YAML: " + msg}
+}
+
+// ErrTooLarge reports a spec file over the size limit.
+var ErrTooLarge = errors.New("spec file too large")
+
+// readCapped reads a file of at most max bytes.
+func readCapped(name string, max int64) ([]byte, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: %w: over %d bytes (AGENTCTL_MAX_SPEC raises the limit)", name, ErrTooLarge, max)
+	}
+	return data, nil
 }

@@ -38,6 +38,9 @@ several processes deciding the same call exactly one wins; the others exit
 			}
 			if cmd.Flags().Changed("args") {
 				d.Args = json.RawMessage(args)
+				if err := a.limits.check("--args", d.Args); err != nil {
+					return err
+				}
 				if err := checkJSON("--args", d.Args); err != nil {
 					return err
 				}

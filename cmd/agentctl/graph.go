@@ -29,7 +29,7 @@ Mermaid renders in GitHub and most docs tools; dot is Graphviz.`,
 			if len(files) == 0 {
 				return usageErr(errors.New("graph: no spec: pass -f FILE or -f DIR"))
 			}
-			_, g, err := compileSpec(files)
+			_, g, err := a.compileSpec(files)
 			if err != nil {
 				return err
 			}

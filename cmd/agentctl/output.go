@@ -175,7 +175,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := engine.Config{Models: model.Default(), Delegates: ds}
+	cfg := engine.Config{Models: model.Default(), Delegates: ds, Limits: a.limits.engineLimits()}
 	switch {
 	case f.events:
 		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.JSON()) }

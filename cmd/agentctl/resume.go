@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -35,19 +34,27 @@ bound, then its action runs with resume available to its placeholders.`,
 			case (data == "") == (dataFile == ""):
 				return usageErr(errors.New("resume: pass the data with --data JSON or --data-file FILE (- for standard input)"))
 			case dataFile == "-":
-				b, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
+				b, err := a.limits.read("--data-file -", a.stdin)
 				if err != nil {
 					return err
 				}
 				d.Data = b
 			case dataFile != "":
-				b, err := os.ReadFile(dataFile)
+				f, err := os.Open(dataFile)
 				if err != nil {
 					return usageErr(err)
+				}
+				b, err := a.limits.read("--data-file "+dataFile, f)
+				f.Close()
+				if err != nil {
+					return err
 				}
 				d.Data = b
 			default:
 				d.Data = []byte(data)
+				if err := a.limits.check("--data", d.Data); err != nil {
+					return err
+				}
 			}
 			if err := checkJSON("resume data", d.Data); err != nil {
 				return err

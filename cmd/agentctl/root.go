@@ -69,6 +69,7 @@ type app struct {
 	dbOpts         backend.Options // how the command opens the database: only to read, for list, show, ...
 	db             *sqlstore.DB
 	engines        []*engine.Engine
+	limits         limits // read before any command runs
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
@@ -97,6 +98,10 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
+		a.limits, err = readLimits()
+		return err
+	}
 	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file or a postgres:// URL (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
 	root.AddCommand(
 		a.validateCmd(),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -35,16 +36,18 @@ snapshot of the spec: editing the files later does not change it.`,
 				return usageErr(errors.New("run: no spec: pass -f FILE or -f DIR"))
 			}
 			if !cmd.Flags().Changed("input") {
-				text, err := readInput(a.stdin)
+				text, err := a.readInput("run", a.stdin)
 				if err != nil {
 					return err
 				}
 				input = text
+			} else if err := a.limits.check("--input", []byte(input)); err != nil {
+				return err
 			}
 			if strings.TrimSpace(input) == "" {
 				return usageErr(errors.New("run: no input: pass --input TEXT or pipe it on standard input"))
 			}
-			s, err := loadSpec(files)
+			s, err := a.loadSpec(files)
 			if err != nil {
 				return err
 			}
@@ -76,14 +79,15 @@ snapshot of the spec: editing the files later does not change it.`,
 	return cmd
 }
 
-// readInput reads the input from standard input unless it is a terminal.
-func readInput(r io.Reader) (string, error) {
+// readInput reads the input of command cmd from standard input unless it
+// is a terminal, up to the input limit.
+func (a *app) readInput(cmd string, r io.Reader) (string, error) {
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return "", usageErr(errors.New("run: no input: pass --input TEXT or pipe it on standard input"))
+			return "", usageErr(fmt.Errorf("%s: no input: pass it as an argument or pipe it on standard input", cmd))
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	b, err := a.limits.read("standard input", r)
 	if err != nil {
 		return "", err
 	}

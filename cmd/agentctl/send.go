@@ -29,8 +29,11 @@ Calls waiting for approval are never approved by a message: use approve.`,
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if len(argv) == 2 {
 				m.Text = argv[1]
+				if err := a.limits.check("the message", []byte(m.Text)); err != nil {
+					return err
+				}
 			} else {
-				text, err := readInput(a.stdin)
+				text, err := a.readInput("send", a.stdin)
 				if err != nil {
 					return err
 				}

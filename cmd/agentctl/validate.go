@@ -22,7 +22,7 @@ file:line:col: message. It exits 0 when the spec is valid and 2 when not.`,
   agentctl validate agents/ tools/`,
 		Args: argsCheck(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			s, g, err := compileSpec(files)
+			s, g, err := a.compileSpec(files)
 			if err != nil {
 				return err
 			}
@@ -36,8 +36,8 @@ file:line:col: message. It exits 0 when the spec is valid and 2 when not.`,
 }
 
 // compileSpec loads and compiles spec files with the default providers.
-func compileSpec(files []string) (*spec.Spec, *engine.Graph, error) {
-	s, err := loadSpec(files)
+func (a *app) compileSpec(files []string) (*spec.Spec, *engine.Graph, error) {
+	s, err := a.loadSpec(files)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,8 +49,8 @@ func compileSpec(files []string) (*spec.Spec, *engine.Graph, error) {
 }
 
 // loadSpec loads spec files; a file that cannot be read is a usage error.
-func loadSpec(files []string) (*spec.Spec, error) {
-	s, err := spec.LoadFiles(files...)
+func (a *app) loadSpec(files []string) (*spec.Spec, error) {
+	s, err := spec.Files{MaxFile: a.limits.spec}.Load(files...)
 	if err != nil {
 		if _, ok := err.(spec.Errors); ok {
 			return nil, err
