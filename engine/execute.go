@@ -83,7 +83,7 @@ func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call 
 	}
 	c.Status = store.CallExecuting
 	status, content := store.CallSucceeded, ""
-	call.Env = toolkits.Environ()
+	call.Env = toolkits.EnvOf(t.Secrets())
 	res, err := t.Do(ctx, call)
 	switch {
 	case err != nil:

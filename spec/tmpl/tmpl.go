@@ -23,8 +23,9 @@ const (
 	close = "}}"
 )
 
-// Error is a compile error of one placeholder. Offset is the byte offset of
-// the placeholder's "${{" in the source string.
+// Error is a compile error of one placeholder. Offset is the byte offset in
+// the source string of the placeholder's "${{", or of the offending use of
+// a variable inside it.
 type Error struct {
 	Offset int
 	Expr   string
@@ -85,6 +86,10 @@ func Parse(s string, vars Vars) (*String, error) {
 		prog, err := compile(src, vars)
 		if err != nil {
 			return nil, &Error{Offset: off + i, Expr: src, Msg: err.Error()}
+		}
+		if at, msg := literalEnv(src); msg != "" {
+			lead := len(body[:n]) - len(strings.TrimLeft(body[:n], " \t\r\n"))
+			return nil, &Error{Offset: off + i + len(open) + lead + at, Expr: src, Msg: msg}
 		}
 		t.parts = append(t.parts, part{prog: prog})
 		adv := i + len(open) + n + len(close)
