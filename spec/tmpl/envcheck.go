@@ -11,10 +11,11 @@ import (
 // a literal name (env.NAME, env["NAME"]): the names a spec reads are then
 // known when it is compiled, and a model cannot steer an expression to
 // any other variable (env[input.k], toJSON(env)). $env, which holds every
-// variable including env, is refused for the same reason. It returns the
-// byte offset in src of the first offending use and what to write
-// instead; msg is "" when src is fine.
-func literalEnv(src string) (at int, msg string) {
+// variable including env, is refused for the same reason, even with
+// anyEnv (see AnyEnv), which lets env pass. It returns the byte offset in
+// src of the first offending use and what to write instead; msg is ""
+// when src is fine.
+func literalEnv(src string, anyEnv bool) (at int, msg string) {
 	tree, err := parser.Parse(src)
 	if err != nil {
 		return 0, "" // compile reports it
@@ -26,6 +27,7 @@ func literalEnv(src string) (at int, msg string) {
 		switch {
 		case id.Value == "$env":
 			return at, "$env is not available: name what you read (input.NAME, env.NAME, ...), so that what an expression reads is known when the spec is compiled"
+		case anyEnv: // a snapshot: env passes (see AnyEnv)
 		case v.computed[id]:
 			return at, `env[...] with a computed name: read an environment variable by its literal name, env.NAME or env["NAME"]; to choose among several, name each (input.k == "a" ? env.A : env.B)`
 		case !v.literal[id]:
