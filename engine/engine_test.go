@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -249,5 +251,38 @@ func TestRedactEncodings(t *testing.T) {
 		if strings.Contains(got, "5678") {
 			t.Errorf("redact(%s) = %s", in, got)
 		}
+	}
+}
+
+// TestRedactBase64Hex cuts a secret out of its base64 (standard and
+// URL-safe, padded or not, at any alignment inside a longer encoded text)
+// and hex forms; a short value's encodings are left alone.
+func TestRedactBase64Hex(t *testing.T) {
+	secret := "p&ss<w>rd?~-5678"
+	env := map[string]string{"TOK": secret, "PIN": "4711"}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		for _, pre := range []string{"", "a", "ab", "abc", "token="} {
+			for _, post := range []string{"", "!", "\n and more"} {
+				in := enc.EncodeToString([]byte(pre + secret + post))
+				got := redact("out "+in+" end", []string{"TOK"}, env)
+				if !strings.Contains(got, "[env.TOK]") {
+					t.Errorf("redact(%q, base64 of %q) = %q", in, pre+secret+post, got)
+				}
+			}
+		}
+	}
+	for _, in := range []string{hex.EncodeToString([]byte(secret)), strings.ToUpper(hex.EncodeToString([]byte("x" + secret)))} {
+		if got := redact(in, []string{"TOK"}, env); !strings.Contains(got, "[env.TOK]") {
+			t.Errorf("redact(hex %s) = %s", in, got)
+		}
+	}
+	// Whole forms are cut whole.
+	if got := redact(base64.StdEncoding.EncodeToString([]byte(secret)), []string{"TOK"}, env); got != "[env.TOK]" {
+		t.Errorf("padded base64: %q", got)
+	}
+	// A 4-character value is cut as it is, but its base64 and hex forms
+	// (NDcxMQ, 34373131) could be any text: they stay.
+	if got := redact("4711 NDcxMQ== 34373131", []string{"PIN"}, env); got != "[env.PIN] NDcxMQ== 34373131" {
+		t.Errorf("short secret: %q", got)
 	}
 }

@@ -1,13 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -84,7 +80,7 @@ func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call 
 	}
 	c.Status = store.CallExecuting
 	status, content := store.CallSucceeded, ""
-	call.Env = toolkits.Environ()
+	call.Env = toolkits.EnvOf(t.Secrets())
 	res, err := t.Do(ctx, call)
 	switch {
 	case err != nil:
@@ -143,42 +139,6 @@ func (rn *runner) suspendCall(ctx context.Context, t *spec.Tool, c *store.Call, 
 	c.Status, c.Kind, c.Payload, c.ResumeSchema, c.Deadline = store.CallPending, store.KindSuspend, p, m.ResumeSchema, m.Deadline
 	rn.e.emit([]store.Event{ev})
 	return nil
-}
-
-// redact cuts the values of the named environment variables out of a
-// tool's result, so that a secret the tool echoes is never stored: as it
-// is, and in the encodings a result commonly carries it in (JSON string
-// escapes, with or without HTML escaping; URL query and path escaping).
-func redact(s string, names []string, env map[string]string) string {
-	for _, n := range names {
-		if v := env[n]; len(v) >= 4 {
-			for _, form := range encodings(v) {
-				s = strings.ReplaceAll(s, form, "[env."+n+"]")
-			}
-		}
-	}
-	return s
-}
-
-// encodings returns v and the distinct forms it takes when encoded.
-func encodings(v string) []string {
-	out := []string{v}
-	add := func(f string) {
-		if f != "" && !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	for _, html := range []bool{true, false} {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(html)
-		if enc.Encode(v) == nil {
-			add(strings.TrimSuffix(strings.TrimPrefix(b.String(), `"`), "\"\n"))
-		}
-	}
-	add(url.QueryEscape(v))
-	add(url.PathEscape(v))
-	return out
 }
 
 // cut keeps the first max bytes of a result (whole UTF-8 characters) and

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/toolkits"
 )
 
 // Graph picture formats.
@@ -43,6 +44,23 @@ func gateNote(a *agentNode, k *kitNode) string {
 		note += "; not by whoever started the run"
 	}
 	return note
+}
+
+// envNote lists the environment variables a declaration reads, or "":
+// the only ones its expressions can see.
+func envNote(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return "reads env " + strings.Join(names, ", ")
+}
+
+// modelEnv lists the environment variables a model's apiKey reads, or "".
+func modelEnv(m *spec.Model) string {
+	if m.APIKey == nil {
+		return ""
+	}
+	return envNote(toolkits.EnvNames(m.APIKey.EnvNames()))
 }
 
 // suspendNote describes a tool's suspension point, or "".
@@ -93,11 +111,17 @@ func (g *Graph) Render(agent, format string) (string, error) {
 		for _, a := range agents {
 			m := a.model.spec
 			fmt.Fprintf(&b, "agent %s  model %s (%s)  maxSteps %d\n", a.spec.Name, m.Name, m.Provider, a.spec.MaxSteps)
+			if n := modelEnv(m); n != "" {
+				fmt.Fprintf(&b, "  model %s\n", n)
+			}
 			for _, sub := range a.spec.Agents {
 				fmt.Fprintf(&b, "  delegates to %s\n", sub)
 			}
 			for _, k := range a.kits {
 				fmt.Fprintf(&b, "  tool %s  (%s)\n", k.spec.Name, k.kit.Describe().Action)
+				if n := envNote(k.kit.Describe().Env); n != "" {
+					fmt.Fprintf(&b, "    %s\n", n)
+				}
 				if n := gateNote(a, k); n != "" {
 					fmt.Fprintf(&b, "    %s\n", n)
 				}
@@ -174,7 +198,11 @@ func diagram(agents []*agentNode) ([]node, []edge) {
 	var edges []edge
 	for _, a := range agents {
 		id := "agent_" + a.spec.Name
-		nodes = append(nodes, node{id, "agent", []string{"agent " + a.spec.Name, "model " + a.model.spec.Name}})
+		label := []string{"agent " + a.spec.Name, "model " + a.model.spec.Name}
+		if n := modelEnv(a.model.spec); n != "" {
+			label = append(label, n)
+		}
+		nodes = append(nodes, node{id, "agent", label})
 		for _, sub := range a.spec.Agents {
 			edges = append(edges, edge{from: id, to: "agent_" + sub, label: "delegates"})
 		}
@@ -187,7 +215,11 @@ func diagram(agents []*agentNode) ([]node, []edge) {
 				edges = append(edges, edge{from: id, to: "gate_" + suffix})
 				from = "gate_" + suffix
 			}
-			nodes = append(nodes, node{"tool_" + suffix, "tool", []string{"tool " + name, k.kit.Describe().Action}})
+			label := []string{"tool " + name, k.kit.Describe().Action}
+			if n := envNote(k.kit.Describe().Env); n != "" {
+				label = append(label, n)
+			}
+			nodes = append(nodes, node{"tool_" + suffix, "tool", label})
 			edges = append(edges, edge{from: from, to: "tool_" + suffix})
 			if n := suspendNote(k.spec); n != "" {
 				nodes = append(nodes, node{"susp_" + suffix, "suspend", []string{n}})

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,16 +22,20 @@ type pager struct {
 
 func (p *pager) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error) {
 	p.calls.Add(1)
-	return toolkits.Result{Content: "paged " + c.Input["team"].(string) + " with token " + c.Env["PAGER_TOKEN"]}, nil
+	names := slices.Sorted(maps.Keys(c.Env))
+	return toolkits.Result{Content: "paged " + c.Input["team"].(string) + " with token " + c.Env["PAGER_TOKEN"] +
+		" (env: " + strings.Join(names, ",") + ")"}, nil
 }
 
 func (p *pager) Tools(context.Context) ([]toolkits.Tool, error) { return []toolkits.Tool{p}, nil }
 
 // TestToolkitTable runs a tool whose toolkit comes from the table the
 // graph is compiled with: the one gate (approval, schema) and the one
-// execution path (redaction of its secrets) apply to it.
+// execution path (redaction of its secrets) apply to it, and the call
+// sees only the environment variables the tool declares it reads.
 func TestToolkitTable(t *testing.T) {
 	t.Setenv("PAGER_TOKEN", "pg-secret-7788")
+	t.Setenv("OTHER_SECRET", "not-for-the-pager")
 	var calls atomic.Int32
 	table := toolkits.Table{"output": func(d *spec.Tool) (toolkits.Kit, error) {
 		return &pager{Declared: toolkits.Declared{Spec: d, Summary: "page", Vars: []string{"PAGER_TOKEN"}}, calls: &calls}, nil
@@ -74,7 +80,7 @@ agents:
 	if calls.Load() != 1 || v.Status != store.Completed {
 		t.Fatalf("after approval: %d runs, status %s", calls.Load(), v.Status)
 	}
-	if !strings.Contains(v.Output, "paged sre with token [env.PAGER_TOKEN]") || !strings.Contains(v.Output, "invalid arguments") {
+	if !strings.Contains(v.Output, "paged sre with token [env.PAGER_TOKEN] (env: PAGER_TOKEN)") || !strings.Contains(v.Output, "invalid arguments") {
 		t.Errorf("output %q: want the result redacted and the bad call refused by the schema", v.Output)
 	}
 	d, err := e.Detail(ctx, v.RunID)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 
@@ -91,6 +92,31 @@ func (a *agentNode) decl(tool string) *spec.Tool {
 	return nil
 }
 
+// offered is what a model is told of a tool: its name, description and
+// input schema, with the values of the tool's secrets cut out. A server
+// may put what it was given in its env into what it lists (an MCP
+// server's descriptions): the model, and a cassette, never get them.
+func offered(name string, t toolkits.Tool) model.ToolDef {
+	def := model.ToolDef{Name: name, Description: t.Description(), Parameters: t.Input().Doc}
+	secrets := t.Secrets()
+	if len(secrets) == 0 {
+		return def
+	}
+	env := toolkits.EnvOf(secrets)
+	def.Description = redact(def.Description, secrets, env)
+	doc, err := json.Marshal(def.Parameters)
+	if err != nil {
+		return def
+	}
+	if cut := redact(string(doc), secrets, env); cut != string(doc) {
+		var params map[string]any
+		if json.Unmarshal([]byte(cut), &params) == nil {
+			def.Parameters = params
+		}
+	}
+	return def
+}
+
 // toolDefs is what the agent's model is offered: its tools (a server's
 // listed on first need), then its sub-agents.
 func (a *agentNode) toolDefs(ctx context.Context) ([]model.ToolDef, error) {
@@ -101,7 +127,7 @@ func (a *agentNode) toolDefs(ctx context.Context) ([]model.ToolDef, error) {
 			return nil, err
 		}
 		for _, t := range tools {
-			defs = append(defs, model.ToolDef{Name: t.modelName(), Description: t.tool.Description(), Parameters: t.tool.Input().Doc})
+			defs = append(defs, offered(t.modelName(), t.tool))
 		}
 	}
 	for _, name := range a.spec.Agents {

@@ -88,7 +88,7 @@ func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars) 
 		d.errs.add(f.pos(n), "%s: want true, false or ${{ expression }}, not %q", path, n.Value)
 		return tmpl.Const(false)
 	}
-	e, err := tmpl.ParseExpr(n.Value, vars)
+	e, err := tmpl.ParseExpr(n.Value, vars, d.tmplOpts()...)
 	var te *tmpl.Error
 	if errors.As(err, &te) && te.Expr == "" && te.Offset == 0 {
 		d.errs.add(f.pos(n), "%s: %s", path, te.Msg)
@@ -100,7 +100,7 @@ func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars) 
 
 // value compiles a tree of values whose strings may hold placeholders.
 func (d *decoder) value(f *file, n *yaml.Node, vars tmpl.Vars) *tmpl.Value {
-	v, err := tmpl.ParseValue(f.value(n, d.errs), vars)
+	v, err := tmpl.ParseValue(f.value(n, d.errs), vars, d.tmplOpts()...)
 	if err != nil {
 		var pe *tmpl.PathError
 		if errors.As(err, &pe) {
@@ -115,12 +115,22 @@ func (d *decoder) value(f *file, n *yaml.Node, vars tmpl.Vars) *tmpl.Value {
 
 // template compiles a scalar that may hold placeholders.
 func (d *decoder) template(f *file, n *yaml.Node, vars tmpl.Vars) *tmpl.String {
-	t, err := tmpl.Parse(n.Value, vars)
+	t, err := tmpl.Parse(n.Value, vars, d.tmplOpts()...)
 	if err != nil {
 		d.placeholderError(f, n, err)
 		return nil
 	}
 	return t
+}
+
+// tmplOpts are the options placeholders compile with: a snapshot that
+// Load accepted before env was read only by literal names still compiles
+// (tmpl.AnyEnv), so that its runs can be decided.
+func (d *decoder) tmplOpts() []tmpl.Option {
+	if d.trusted {
+		return []tmpl.Option{tmpl.AnyEnv}
+	}
+	return nil
 }
 
 // placeholderError reports an error in the placeholders of scalar n.

@@ -104,7 +104,7 @@ func (d *Declared) Tools(context.Context) ([]Tool, error) { return []Tool{d}, ni
 
 // Describe implements Kit.
 func (d *Declared) Describe() Description {
-	desc := Description{Action: d.Summary}
+	desc := Description{Action: d.Summary, Env: EnvNames(d.Vars)}
 	if need, isConst := d.Spec.RequireApproval.IsConst(); isConst && need {
 		desc.Gate = []string{"always"}
 	} else if !isConst {

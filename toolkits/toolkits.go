@@ -9,6 +9,7 @@ package toolkits
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentctl/agentctl/spec"
@@ -22,8 +23,9 @@ type Call struct {
 	Input  map[string]any // the arguments, valid against the tool's input schema
 	Resume map[string]any // the resume data it was given; nil if none
 	Run    map[string]any // id, agent and step of the run
-	// Env is the process environment, read by ${{ env.NAME }} at
-	// execution only: what a call stores never holds its values.
+	// Env holds the environment variables the tool's templates read
+	// (its Secrets), read by ${{ env.NAME }} at execution only: what a
+	// call stores never holds their values.
 	Env map[string]string
 }
 
@@ -117,6 +119,16 @@ type Description struct {
 	// Gate lists the declaration's own approval conditions ("always",
 	// "when EXPR", ...); empty when its calls need none of their own.
 	Gate []string
+	// Env names the environment variables the declaration reads, sorted:
+	// all its calls may see (EnvOf), known when the spec is compiled.
+	Env []string
+}
+
+// EnvNames returns names sorted, without repeats.
+func EnvNames(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Builder builds the Kit of one tool declaration.
@@ -133,7 +145,22 @@ func Decl(tool string) string {
 	return name
 }
 
-// Environ returns the process environment as a map, for ${{ env.NAME }}.
+// EnvOf returns the named environment variables that are set: all that a
+// declaration's ${{ env.NAME }} may read. Expressions name variables only
+// literally (spec/tmpl refuses env[...] and env as a whole) and get only
+// the names their declaration reads, so none can reach any other.
+func EnvOf(names []string) map[string]string {
+	env := make(map[string]string, len(names))
+	for _, n := range names {
+		if v, ok := os.LookupEnv(n); ok {
+			env[n] = v
+		}
+	}
+	return env
+}
+
+// Environ returns the whole process environment as a map: for cutting
+// secrets out of text, never for expressions (EnvOf).
 func Environ() map[string]string {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {

@@ -76,10 +76,10 @@ func apiKey(m *spec.Model) (string, error) {
 		}
 		return "", fmt.Errorf("no API key: set %s or declare apiKey: ${{ env.NAME }}", strings.Join(ep.keyEnv, " or "))
 	}
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
+	env := map[string]string{} // only the variables apiKey names
+	for _, n := range m.APIKey.EnvNames() {
+		if v, ok := os.LookupEnv(n); ok {
+			env[n] = v
 		}
 	}
 	k, err := m.APIKey.Render(tmpl.Env{"env": env})

@@ -23,8 +23,9 @@ const (
 	close = "}}"
 )
 
-// Error is a compile error of one placeholder. Offset is the byte offset of
-// the placeholder's "${{" in the source string.
+// Error is a compile error of one placeholder. Offset is the byte offset in
+// the source string of the placeholder's "${{", or of the offending use of
+// a variable inside it.
 type Error struct {
 	Offset int
 	Expr   string
@@ -58,8 +59,18 @@ type part struct {
 // Any other name is a compile error.
 type Vars map[string]any
 
+// Option changes how Parse compiles.
+type Option int
+
+// AnyEnv accepts any use of env, not only by a literal name: for specs
+// accepted before that rule (a run's snapshot), so that such runs can
+// still be decided. It is safe there because an expression is only ever
+// given the variables its declaration reads by literal name: any other
+// name reads as missing. $env stays refused.
+const AnyEnv Option = 1
+
 // Parse compiles s for the given variables.
-func Parse(s string, vars Vars) (*String, error) {
+func Parse(s string, vars Vars, opts ...Option) (*String, error) {
 	t := &String{src: s}
 	rest, off := s, 0
 	for {
@@ -85,6 +96,10 @@ func Parse(s string, vars Vars) (*String, error) {
 		prog, err := compile(src, vars)
 		if err != nil {
 			return nil, &Error{Offset: off + i, Expr: src, Msg: err.Error()}
+		}
+		if at, msg := literalEnv(src, slices.Contains(opts, AnyEnv)); msg != "" {
+			lead := len(body[:n]) - len(strings.TrimLeft(body[:n], " \t\r\n"))
+			return nil, &Error{Offset: off + i + len(open) + lead + at, Expr: src, Msg: msg}
 		}
 		t.parts = append(t.parts, part{prog: prog})
 		adv := i + len(open) + n + len(close)
@@ -234,14 +249,14 @@ type PathError struct {
 func (e *PathError) Error() string { return e.Err.Error() }
 
 // ParseValue compiles every string in v, a JSON-like tree.
-func ParseValue(v any, vars Vars) (*Value, error) {
-	return parseValue(v, vars, nil)
+func ParseValue(v any, vars Vars, opts ...Option) (*Value, error) {
+	return parseValue(v, vars, nil, opts)
 }
 
-func parseValue(v any, vars Vars, path []string) (*Value, error) {
+func parseValue(v any, vars Vars, path []string, opts []Option) (*Value, error) {
 	switch v := v.(type) {
 	case string:
-		s, err := Parse(v, vars)
+		s, err := Parse(v, vars, opts...)
 		if err != nil {
 			return nil, &PathError{Path: path, Err: err.(*Error)}
 		}
@@ -249,7 +264,7 @@ func parseValue(v any, vars Vars, path []string) (*Value, error) {
 	case []any:
 		out := &Value{kind: kindList, list: make([]*Value, len(v))}
 		for i, e := range v {
-			c, err := parseValue(e, vars, append(path[:len(path):len(path)], fmt.Sprint(i)))
+			c, err := parseValue(e, vars, append(path[:len(path):len(path)], fmt.Sprint(i)), opts)
 			if err != nil {
 				return nil, err
 			}
@@ -259,7 +274,7 @@ func parseValue(v any, vars Vars, path []string) (*Value, error) {
 	case map[string]any:
 		out := &Value{kind: kindObj, obj: make(map[string]*Value, len(v))}
 		for k, e := range v {
-			c, err := parseValue(e, vars, append(path[:len(path):len(path)], k))
+			c, err := parseValue(e, vars, append(path[:len(path):len(path)], k), opts)
 			if err != nil {
 				return nil, err
 			}
@@ -334,8 +349,8 @@ type Expr struct {
 func Const(b bool) Expr { return Expr{constant: b} }
 
 // ParseExpr compiles a string that must be exactly one placeholder.
-func ParseExpr(s string, vars Vars) (Expr, error) {
-	t, err := Parse(s, vars)
+func ParseExpr(s string, vars Vars, opts ...Option) (Expr, error) {
+	t, err := Parse(s, vars, opts...)
 	if err != nil {
 		return Expr{}, err
 	}

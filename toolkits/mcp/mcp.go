@@ -73,7 +73,7 @@ func (s *Server) start(ctx context.Context) error {
 		}
 	} else {
 		env := os.Environ()
-		vars := tmpl.Env{"env": toolkits.Environ()}
+		vars := tmpl.Env{"env": toolkits.EnvOf(s.secrets)}
 		for _, k := range slices.Sorted(maps.Keys(s.spec.Env)) {
 			v, rerr := s.spec.Env[k].Render(vars)
 			if rerr != nil {
@@ -126,7 +126,7 @@ func (s *Server) Tools(ctx context.Context) ([]toolkits.Tool, error) {
 
 // Describe implements toolkits.Kit.
 func (s *Server) Describe() toolkits.Description {
-	d := toolkits.Description{Action: "mcp server " + s.spec.URL}
+	d := toolkits.Description{Action: "mcp server " + s.spec.URL, Env: toolkits.EnvNames(s.secrets)}
 	if s.spec.URL == "" {
 		d.Action = "mcp server " + strings.Join(s.spec.Command, " ")
 	}

@@ -19,9 +19,16 @@ import (
 	"github.com/agentctl/agentctl/engine/model/internal/stream"
 )
 
+// Format is the version of the exchanges this package records. Format 2
+// (format: 2 on each line) holds each tool's description as well as its
+// name and input schema. Exchanges without a format were recorded before
+// (format 1): they hold no descriptions and are compared without them.
+const Format = 2
+
 // Exchange is one recorded model call.
 type Exchange struct {
 	Model    string          `json:"model"`
+	Format   int             `json:"format,omitempty"`
 	Request  json.RawMessage `json:"request"`
 	Response Response        `json:"response"`
 }
@@ -54,8 +61,9 @@ type message struct {
 }
 
 type tool struct {
-	Name       string `json:"name"`
-	Parameters any    `json:"parameters,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Parameters  any    `json:"parameters,omitempty"`
 }
 
 // canonical renders a call the same way every time.
@@ -83,7 +91,7 @@ func canonical(msgs []llms.MessageContent, opts []llms.CallOption) (json.RawMess
 	}
 	for _, t := range o.Tools {
 		if t.Function != nil {
-			r.Tools = append(r.Tools, tool{Name: t.Function.Name, Parameters: t.Function.Parameters})
+			r.Tools = append(r.Tools, tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 		}
 	}
 	return json.Marshal(r)
@@ -113,7 +121,7 @@ func (r *Recorder) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 		return nil, err
 	}
 	c := resp.Choices[0]
-	x := Exchange{Model: r.model, Request: req, Response: Response{Content: c.Content}}
+	x := Exchange{Model: r.model, Format: Format, Request: req, Response: Response{Content: c.Content}}
 	for _, tc := range c.ToolCalls {
 		if tc.FunctionCall != nil {
 			x.Response.ToolCalls = append(x.Response.ToolCalls, ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name, Arguments: tc.FunctionCall.Arguments})
@@ -170,6 +178,9 @@ func Load(path, model string) (*Player, error) {
 		if err := json.Unmarshal(sc.Bytes(), &x); err != nil {
 			return nil, fmt.Errorf("cassette %s:%d: %w", path, n, err)
 		}
+		if x.Format > Format {
+			return nil, fmt.Errorf("cassette %s:%d: format %d, recorded by a newer agentctl (this one reads up to %d): upgrade agentctl or record the cassette again", path, n, x.Format, Format)
+		}
 		if model == "" || x.Model == model {
 			p.exchanges = append(p.exchanges, x)
 		}
@@ -183,8 +194,13 @@ func (p *Player) GenerateContent(ctx context.Context, msgs []llms.MessageContent
 	if err != nil {
 		return nil, err
 	}
+	old := withoutDescriptions(req)
 	for _, x := range p.exchanges {
-		if bytes.Equal(compact(x.Request), compact(req)) {
+		want := req
+		if x.Format < 2 {
+			want = old // recorded without descriptions: compared without them
+		}
+		if bytes.Equal(compact(x.Request), compact(want)) {
 			c := &llms.ContentChoice{Content: x.Response.Content, StopReason: "stop"}
 			for _, tc := range x.Response.ToolCalls {
 				c.ToolCalls = append(c.ToolCalls, llms.ToolCall{ID: tc.ID, Type: "function",
@@ -226,7 +242,7 @@ func (p *Player) closest(req json.RawMessage) string {
 			case len(got.Messages) != len(rec.Messages):
 				best = fmt.Sprintf("; closest recorded request has %d messages, this one %d", len(rec.Messages), len(got.Messages))
 			default:
-				best = "; the closest recorded request offered other tools"
+				best = "; the closest recorded request offered other tools: " + toolsDiff(rec.Tools, got.Tools, x.Format)
 			}
 		}
 	}
@@ -250,4 +266,60 @@ func compact(b []byte) []byte {
 // Call implements llms.Model.
 func (p *Player) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, p, prompt, opts...)
+}
+
+// withoutDescriptions returns req with its tools' descriptions removed,
+// as format 1 recorded it.
+func withoutDescriptions(req json.RawMessage) json.RawMessage {
+	var r request
+	if json.Unmarshal(req, &r) != nil {
+		return req
+	}
+	for i := range r.Tools {
+		r.Tools[i].Description = ""
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return req
+	}
+	return b
+}
+
+// toolsDiff says how the tools offered now differ from the recorded ones:
+// the first tool missing, added, or with another description or input
+// schema.
+func toolsDiff(rec, got []tool, format int) string {
+	find := func(ts []tool, name string) *tool {
+		for i := range ts {
+			if ts[i].Name == name {
+				return &ts[i]
+			}
+		}
+		return nil
+	}
+	for _, r := range rec {
+		g := find(got, r.Name)
+		switch {
+		case g == nil:
+			return fmt.Sprintf("tool %s was offered, now is not", r.Name)
+		case format >= 2 && g.Description != r.Description:
+			return fmt.Sprintf("tool %s has another description: recorded %q, now %q", r.Name, r.Description, g.Description)
+		case !equalJSON(r.Parameters, g.Parameters):
+			a, _ := json.Marshal(r.Parameters)
+			b, _ := json.Marshal(g.Parameters)
+			return fmt.Sprintf("tool %s has another input schema: recorded %s, now %s", r.Name, a, b)
+		}
+	}
+	for _, g := range got {
+		if find(rec, g.Name) == nil {
+			return fmt.Sprintf("tool %s is offered, was not", g.Name)
+		}
+	}
+	return "in another order"
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
 }

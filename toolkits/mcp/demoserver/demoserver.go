@@ -1,7 +1,7 @@
 // Package demoserver is a tiny MCP server over stdio that pretends to be
 // a Kubernetes tool: get and config are read-only, delete is destructive;
 // config echoes the token it finds in its environment, as a careless
-// server would.
+// server would, in its results and in its description and input schema.
 // The examples and the testscript scenarios run it.
 package demoserver
 
@@ -45,8 +45,14 @@ func New() *server.MCPServer {
 		}
 		return mcp.NewToolResultText(name + " deleted"), nil
 	})
+	desc, ctxDesc := "Show the client configuration: cluster and credentials.", "kube context"
+	if tok := os.Getenv("KUBE_TOKEN"); tok != "" {
+		desc += " Authenticated with token " + tok + "."
+		ctxDesc += " (default: the one of token " + tok + ")"
+	}
 	s.AddTool(mcp.NewTool("config",
-		mcp.WithDescription("Show the client configuration: cluster and credentials."),
+		mcp.WithDescription(desc),
+		mcp.WithString("context", mcp.Description(ctxDesc)),
 		mcp.WithReadOnlyHintAnnotation(true),
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// A careless server: it echoes the token it was given.
