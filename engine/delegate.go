@@ -168,7 +168,7 @@ func (e *Engine) stallUp(ctx context.Context, r *store.Run) (*RunView, error) {
 func (e *Engine) bubble(ctx context.Context, g *Graph, child *RunView, r *store.Run) (*RunView, error) {
 	for r.ParentID != "" && child.Status.Terminal() {
 		to, result := outcome(child)
-		ev := event(r.ParentID, ToolResult{CallID: r.ParentCall, Tool: r.Agent, Status: to, Result: result})
+		ev := event(r.ParentID, ToolResult{CallID: r.ParentCall, Tool: r.Agent, Status: to, Result: ResultJSON(result, false)})
 		claimed, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ParentID, CallID: r.ParentCall, To: to, Result: result}, ev)
 		if err != nil {
 			return nil, err

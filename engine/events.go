@@ -52,10 +52,12 @@ type (
 		ResumeSchema map[string]any  `json:"resumeSchema,omitempty"`
 		Tool         string          `json:"tool"`
 	}
-	// ToolResult reports a call's result.
+	// ToolResult reports a call's result: a JSON object for a
+	// toolkit's structured result (exec, http), a string otherwise
+	// (ResultJSON).
 	ToolResult struct {
 		CallID string           `json:"callId"`
-		Result string           `json:"result"`
+		Result json.RawMessage  `json:"result"`
 		Status store.CallStatus `json:"status"`
 		Tool   string           `json:"tool"`
 	}
@@ -129,7 +131,18 @@ func (e *Engine) streamTo(runID string, streamed *bool) func(string) {
 
 // resultEvent reports a call's result.
 func resultEvent(runID string, c *store.Call) store.Event {
-	return event(runID, ToolResult{CallID: c.ID, Tool: c.Tool, Status: c.Status, Result: c.Result})
+	return event(runID, ToolResult{CallID: c.ID, Tool: c.Tool, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject)})
+}
+
+// ResultJSON is a call's result as users and scripts see it (show -o
+// json, events): the object itself when it is a JSON object, otherwise
+// the text as a JSON string.
+func ResultJSON(result string, object bool) json.RawMessage {
+	if object && json.Valid([]byte(result)) {
+		return json.RawMessage(result)
+	}
+	b, _ := json.Marshal(result) // a string: cannot fail
+	return b
 }
 
 // Events returns a run's events after the one with id after, and whether

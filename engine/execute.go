@@ -79,28 +79,37 @@ func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call 
 		return err
 	}
 	c.Status = store.CallExecuting
-	status, content := store.CallSucceeded, ""
 	call.Env = toolkits.EnvOf(t.Secrets())
 	res, err := t.Do(ctx, call)
+	m := store.Move{From: store.CallExecuting, To: store.CallSucceeded, Result: res.Content, ResultObject: res.Object}
 	switch {
 	case err != nil:
-		status, content = store.CallFailed, "error: "+err.Error()
+		m.To, m.Result, m.ResultObject = store.CallFailed, "error: "+err.Error(), false
 	case res.Failed:
-		status, content = store.CallFailed, res.Content
-	default:
-		content = res.Content
+		m.To = store.CallFailed
 	}
-	content = cut(redact(content, t.Secrets(), call.Env), e.limits.MaxResult)
+	m.Result = cut(redact(m.Result, t.Secrets(), call.Env), e.limits.MaxResult)
+	// An object stays one only whole: a result cut to the limit is text.
+	m.ResultObject = m.ResultObject && json.Valid([]byte(m.Result))
 	// The outcome is recorded even if we were interrupted meanwhile.
-	return rn.settle(context.WithoutCancel(ctx), c, store.CallExecuting, status, content)
+	return rn.settleMove(context.WithoutCancel(ctx), c, m)
 }
 
-// settle records a call's outcome and reports it as an event.
+// settle records a call's outcome, a text result, and reports it as an
+// event.
 func (rn *runner) settle(ctx context.Context, c *store.Call, from, to store.CallStatus, result string) error {
+	return rn.settleMove(ctx, c, store.Move{From: from, To: to, Result: result})
+}
+
+// settleMove records a call's move from m.From to its outcome m.To with
+// m.Result (a JSON object when m.ResultObject), and reports it as an
+// event.
+func (rn *runner) settleMove(ctx context.Context, c *store.Call, m store.Move) error {
+	m.RunID, m.CallID = rn.r.ID, c.ID
 	done := *c
-	done.Status, done.Result = to, result
+	done.Status, done.Result, done.ResultObject = m.To, m.Result, m.ResultObject
 	ev := resultEvent(rn.r.ID, &done)
-	if err := rn.e.store.MoveCall(ctx, rn.e.lease, store.Move{RunID: rn.r.ID, CallID: c.ID, From: from, To: to, Result: result}, ev); err != nil {
+	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, ev); err != nil {
 		return err
 	}
 	*c = done

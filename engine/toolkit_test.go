@@ -88,7 +88,7 @@ agents:
 		t.Fatal(err)
 	}
 	for _, c := range d.Calls {
-		if strings.Contains(c.Result, "pg-secret-7788") {
+		if strings.Contains(string(c.Result), "pg-secret-7788") {
 			t.Errorf("call %s stored the secret: %s", c.CallID, c.Result)
 		}
 	}

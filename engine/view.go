@@ -66,15 +66,28 @@ type RunDetail struct {
 
 // CallView is one tool call of a run.
 type CallView struct {
-	CallID    string           `json:"callId"`
-	Tool      string           `json:"tool"`
-	Args      json.RawMessage  `json:"args"`
-	Status    store.CallStatus `json:"status"`
-	Result    string           `json:"result"`
-	Gate      *store.Gate      `json:"gate,omitempty"`
-	GateError string           `json:"gateError,omitempty"`
-	Payload   json.RawMessage  `json:"payload,omitempty"`
-	Resume    json.RawMessage  `json:"resume,omitempty"`
+	CallID string           `json:"callId"`
+	Tool   string           `json:"tool"`
+	Args   json.RawMessage  `json:"args"`
+	Status store.CallStatus `json:"status"`
+	// Result is a JSON object for a toolkit's structured result (exec
+	// {exitCode, stdout, stderr}, http {status, headers, body}), a
+	// string otherwise: text results, errors, declines (ResultJSON).
+	Result    json.RawMessage `json:"result"`
+	Gate      *store.Gate     `json:"gate,omitempty"`
+	GateError string          `json:"gateError,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
+	Resume    json.RawMessage `json:"resume,omitempty"`
+}
+
+// ResultText is the call's result as the model was told it: the text,
+// or the object as compact JSON.
+func (c CallView) ResultText() string {
+	var s string
+	if json.Unmarshal(c.Result, &s) == nil {
+		return s
+	}
+	return string(c.Result)
 }
 
 // DecisionView is one record of the audit trail.
@@ -193,7 +206,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	d := &RunDetail{RunView: *e.overdue(t.view(r)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: []string{}}
 	d.Grants = append(d.Grants, grants...)
 	for _, c := range calls {
-		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: c.Result,
+		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
 			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume})
 	}
 	for _, x := range ds {

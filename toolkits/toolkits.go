@@ -8,6 +8,8 @@ package toolkits
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -44,6 +46,24 @@ func (c Call) IdempotencyKey() string { return c.RunID + ":" + c.CallID }
 type Result struct {
 	Content string
 	Failed  bool
+	// Object reports that Content is a JSON object, the toolkit's
+	// documented result shape (exec, http): stored, shown and reported
+	// in events as an object. Otherwise Content is text.
+	Object bool
+}
+
+// ObjectResult returns the result whose content is v, a struct or map,
+// as compact JSON: an object in views and events, that text for the
+// model.
+func ObjectResult(v any, failed bool) (Result, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Result{}, fmt.Errorf("encoding the result: %w", err)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return Result{}, fmt.Errorf("encoding the result: %s is not a JSON object", b)
+	}
+	return Result{Content: string(b), Failed: failed, Object: true}, nil
 }
 
 // Action carries out calls of one tool. An error is reported to the model

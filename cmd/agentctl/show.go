@@ -126,8 +126,8 @@ func printDetail(a *app, d *engine.RunDetail) {
 			if len(c.Resume) > 0 {
 				fmt.Fprintf(w, "      resumed with: %s\n", c.Resume)
 			}
-			if c.Result != "" {
-				fmt.Fprintf(w, "      result: %s\n", oneLine(c.Result, 200))
+			if r := c.ResultText(); r != "" {
+				fmt.Fprintf(w, "      result: %s\n", oneLine(r, 200))
 			}
 		}
 	}

@@ -126,6 +126,9 @@ type Call struct {
 	Status CallStatus
 	Kind   Kind   // for pending calls: what they wait for
 	Result string // what the model is told; set once Done
+	// ResultObject reports that Result is a JSON object, the structured
+	// result of a toolkit (exec, http); otherwise Result is text.
+	ResultObject bool
 	// Gate records the approval gate's verdict when the call was made:
 	// what required approval, or why none was needed.
 	Gate Gate
@@ -247,6 +250,7 @@ type Move struct {
 	RunID, CallID string
 	From, To      CallStatus
 	Result        string          // the call's result, when To is Done
+	ResultObject  bool            // Result is a JSON object (Call.ResultObject)
 	Kind          Kind            // when To is pending: what it waits for
 	Payload       json.RawMessage // when To is pending with KindSuspend
 	ResumeSchema  json.RawMessage // likewise: what resume data must satisfy

@@ -7,7 +7,6 @@ package exec
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,7 +49,9 @@ func New(e *spec.Exec) *Action {
 	return a
 }
 
-// Output is the result content of a command, as JSON.
+// Output is the result of a command: a JSON object in views, events and
+// the database, and as compact JSON to the model. Error is set only when
+// the command timed out (ExitCode -1).
 type Output struct {
 	ExitCode int    `json:"exitCode"`
 	Stdout   string `json:"stdout"`
@@ -102,11 +103,7 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 	case err != nil:
 		return toolkits.Result{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return toolkits.Result{}, err
-	}
-	return toolkits.Result{Content: string(b), Failed: out.ExitCode != 0}, nil
+	return toolkits.ObjectResult(out, out.ExitCode != 0)
 }
 
 // capped keeps the first max bytes written and counts the rest.

@@ -68,10 +68,12 @@ func (a *Action) sameOrigin(u *url.URL) bool {
 	return u.Scheme == a.origin.Scheme && u.Host == a.origin.Host && u.User == nil
 }
 
-// Output is the result content of a request, as JSON.
+// Output is the result of a request: a JSON object in views, events and
+// the database, and as compact JSON to the model. Headers holds the
+// shownHeaders the response has (an empty object when none).
 type Output struct {
 	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers,omitempty"`
+	Headers map[string]string `json:"headers"`
 	Body    any               `json:"body"` // decoded when JSON
 }
 
@@ -179,11 +181,7 @@ func (a *Action) result(resp *nethttp.Response) (toolkits.Result, error) {
 		}
 		out.Body = s
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return toolkits.Result{}, err
-	}
-	return toolkits.Result{Content: string(b), Failed: resp.StatusCode >= 400}, nil
+	return toolkits.ObjectResult(out, resp.StatusCode >= 400)
 }
 
 // escapeURL escapes a placeholder's value for where it stands in the URL:

@@ -294,4 +294,46 @@ var migrations = []string{
 	// An event's data holds its own fields only; its type and run are
 	// columns of their own.
 	sqlstore.EventFieldsMigration,
+
+	// Structured results: a call's result may be a JSON object (exec,
+	// http), flagged as such; results written before, and the results of
+	// tool-result events, that have an exec result's shape ({exitCode,
+	// stdout, stderr[, error]}) or an http result's ({status[, headers],
+	// body}), with no other keys, become objects.
+	`ALTER TABLE calls ADD COLUMN result_object INTEGER NOT NULL DEFAULT 0;
+	CREATE FUNCTION agentctl_result_object(t text) RETURNS boolean LANGUAGE plpgsql AS $$
+	DECLARE j jsonb;
+	BEGIN
+		IF t IS NULL OR left(t, 1) <> '{' THEN RETURN false; END IF;
+		BEGIN
+			j := t::jsonb;
+		EXCEPTION WHEN others THEN
+			RETURN false;
+		END;
+		RETURN (jsonb_typeof(j->'exitCode') = 'number' AND jsonb_typeof(j->'stdout') = 'string'
+				AND jsonb_typeof(j->'stderr') = 'string'
+				AND NOT EXISTS (SELECT 1 FROM jsonb_object_keys(j) k WHERE k NOT IN ('exitCode', 'stdout', 'stderr', 'error')))
+			OR (jsonb_typeof(j->'status') = 'number' AND j->'body' IS NOT NULL
+				AND NOT EXISTS (SELECT 1 FROM jsonb_object_keys(j) k WHERE k NOT IN ('status', 'headers', 'body')));
+	END $$;
+	-- The event's data with its result text replaced by the object it
+	-- holds, its fields in their order; NULL when it holds none.
+	CREATE FUNCTION agentctl_event_result(d text) RETURNS text LANGUAGE plpgsql AS $$
+	DECLARE j json; r text;
+	BEGIN
+		BEGIN
+			j := d::json;
+		EXCEPTION WHEN others THEN
+			RETURN NULL;
+		END;
+		IF json_typeof(j) <> 'object' OR json_typeof(j->'result') IS DISTINCT FROM 'string' THEN RETURN NULL; END IF;
+		r := j->>'result';
+		IF NOT agentctl_result_object(r) THEN RETURN NULL; END IF;
+		RETURN (SELECT '{' || string_agg(to_json(e.key)::text || ':' || CASE WHEN e.key = 'result' THEN r ELSE e.value::text END, ',' ORDER BY e.n) || '}'
+			FROM json_each(j) WITH ORDINALITY AS e(key, value, n));
+	END $$;
+	UPDATE calls SET result_object = 1 WHERE agentctl_result_object(result);
+	UPDATE events SET data = agentctl_event_result(data) WHERE type = 'tool-result' AND agentctl_event_result(data) IS NOT NULL;
+	DROP FUNCTION agentctl_event_result(text);
+	DROP FUNCTION agentctl_result_object(text);`,
 }

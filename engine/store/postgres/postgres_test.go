@@ -12,6 +12,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/postgres"
 	"github.com/agentctl/agentctl/engine/store/postgres/pgtest"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
 	"github.com/agentctl/agentctl/engine/store/storetest"
 )
 
@@ -91,10 +92,7 @@ func TestOldEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, known := db.Schema()
-		if _, err := db.SQL().ExecContext(ctx, `UPDATE agentctl_schema SET version = $1`, known-1); err != nil {
-			t.Fatal(err)
-		}
+		rewind(t, db, eventFields)
 	}, func() store.Store {
 		db, err := postgres.Open(ctx, dsn, postgres.Options{})
 		if err != nil {
@@ -122,4 +120,64 @@ func TestRedact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The schema versions before the migrations the tests of old rows replay.
+const (
+	eventFields   = 3 // sqlstore.EventFieldsMigration
+	resultObjects = 4 // structured results
+)
+
+// rewind undoes the migrations after version v, leaving the rows, and
+// marks the schema at v, so that opening the database migrates it again.
+func rewind(t *testing.T, db *sqlstore.DB, v int) {
+	t.Helper()
+	ctx := context.Background()
+	undo := map[int]string{resultObjects: `ALTER TABLE calls DROP COLUMN result_object`}
+	_, known := db.Schema()
+	for i := known - 1; i >= v; i-- {
+		if _, err := db.SQL().ExecContext(ctx, undo[i]); undo[i] != "" && err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.SQL().ExecContext(ctx, `UPDATE agentctl_schema SET version = $1`, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOldResults(t *testing.T) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.OldResults(t, func(results, events []string) {
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
+		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, res := range results {
+			if _, err := db.SQL().ExecContext(ctx, `INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, result, created_at, updated_at)
+				VALUES ('01OLD', $1, $2, 1, 't', '{}', 'succeeded', $3, 0, 0)`, fmt.Sprintf("call_%d", i+1), i+1, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, data := range events {
+			if _, err := db.SQL().ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES ('01OLD', 'tool-result', $1, 0)`, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rewind(t, db, resultObjects)
+	}, func() store.Store {
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	})
 }

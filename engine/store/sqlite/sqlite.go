@@ -368,6 +368,35 @@ var migrations = []string{
 	// An event's data holds its own fields only; its type and run are
 	// columns of their own.
 	sqlstore.EventFieldsMigration,
+
+	// Structured results: a call's result may be a JSON object (exec,
+	// http), flagged as such; results written before, and the results
+	// of tool-result events, that have an exec or http result's shape
+	// become objects.
+	resultObjectMigration,
+}
+
+// resultObjectMigration flags the stored results that have the shape of
+// an exec result ({exitCode, stdout, stderr[, error]}) or an http result
+// ({status[, headers], body}), with no other keys, as objects, and
+// stores the tool-result events that carry them as text with the object
+// in place of the text.
+var resultObjectMigration = strings.NewReplacer("SHAPE(result)", resultShape("result"), "SHAPE(inner)",
+	resultShape("json_extract(data, '$.result')")).Replace(`ALTER TABLE calls ADD COLUMN result_object INTEGER NOT NULL DEFAULT 0;
+	UPDATE calls SET result_object = 1 WHERE SHAPE(result);
+	UPDATE events SET data = json_set(data, '$.result', json(json_extract(data, '$.result')))
+		WHERE type = 'tool-result' AND CASE WHEN NOT json_valid(data) THEN 0 WHEN json_type(data, '$.result') = 'text'
+			THEN SHAPE(inner) ELSE 0 END;`)
+
+// resultShape is the SQL condition that the JSON text x is an exec or an
+// http result; it holds nothing for text that is not JSON.
+func resultShape(x string) string {
+	return strings.ReplaceAll(`CASE WHEN NOT json_valid({x}) THEN 0 WHEN json_type({x}) = 'object' THEN
+		(json_type({x}, '$.exitCode') = 'integer' AND json_type({x}, '$.stdout') = 'text' AND json_type({x}, '$.stderr') = 'text'
+			AND NOT EXISTS (SELECT 1 FROM json_each({x}) WHERE key NOT IN ('exitCode', 'stdout', 'stderr', 'error')))
+		OR (json_type({x}, '$.status') = 'integer' AND json_type({x}, '$.body') IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM json_each({x}) WHERE key NOT IN ('status', 'headers', 'body')))
+		ELSE 0 END`, "{x}", x)
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -82,9 +82,62 @@ func TestOldEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := db.SQL().Exec(fmt.Sprintf("PRAGMA user_version = %d", len(migrations)-1)); err != nil {
+		rewind(t, db, eventFields)
+	}, func() store.Store {
+		db, err := Open(ctx, path, Options{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		return db
+	})
+}
+
+// The schema versions before the migrations the tests of old rows replay.
+const (
+	eventFields   = 6 // sqlstore.EventFieldsMigration
+	resultObjects = 7 // resultObjectMigration
+)
+
+// rewind undoes the migrations after version v, leaving the rows, and
+// marks the schema at v, so that opening the database migrates it again.
+func rewind(t *testing.T, db *DB, v int) {
+	t.Helper()
+	undo := map[int]string{resultObjects: `ALTER TABLE calls DROP COLUMN result_object`}
+	for i := len(migrations) - 1; i >= v; i-- {
+		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.SQL().Exec(fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOldResults(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	storetest.OldResults(t, func(results, events []string) {
+		db, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
+		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, res := range results {
+			if _, err := db.SQL().Exec(`INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, result, created_at, updated_at)
+				VALUES ('01OLD', ?, ?, 1, 't', '{}', 'succeeded', ?, 0, 0)`, fmt.Sprintf("call_%d", i+1), i+1, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, data := range events {
+			if _, err := db.SQL().Exec(`INSERT INTO events(run_id, type, data, at) VALUES ('01OLD', 'tool-result', ?, 0)`, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rewind(t, db, resultObjects)
 	}, func() store.Store {
 		db, err := Open(ctx, path, Options{})
 		if err != nil {

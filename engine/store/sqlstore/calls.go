@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at, needed, approvals`
+const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, result_object, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at, needed, approvals`
 
 func scanCall(sc scanner) (*store.Call, error) {
 	var c store.Call
@@ -20,7 +20,7 @@ func scanCall(sc scanner) (*store.Call, error) {
 	var payload, resume, resumeSchema sql.NullString
 	var deadline sql.NullInt64
 	var created, updated int64
-	if err := sc.Scan(&c.RunID, &c.ID, &c.Seq, &c.Step, &c.Tool, &args, &c.Status, &c.Kind, &c.Result,
+	if err := sc.Scan(&c.RunID, &c.ID, &c.Seq, &c.Step, &c.Tool, &args, &c.Status, &c.Kind, &c.Result, &c.ResultObject,
 		&gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated, &c.Needed, &c.Approvals); err != nil {
 		return nil, err
 	}
@@ -244,11 +244,11 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 // MoveCall implements store.Store.
 func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
 	now := s.now()
-	const move = `UPDATE calls SET status = ?, result = ?, kind = ?, payload = COALESCE(?, payload),
+	const move = `UPDATE calls SET status = ?, result = ?, result_object = ?, kind = ?, payload = COALESCE(?, payload),
 			resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = ?
 			AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`
-	args := []any{m.To, m.Result, m.Kind, text(m.Payload), text(m.ResumeSchema), msOrNil(m.Deadline), ms(now),
+	args := []any{m.To, m.Result, flag(m.ResultObject), m.Kind, text(m.Payload), text(m.ResumeSchema), msOrNil(m.Deadline), ms(now),
 		m.RunID, m.CallID, m.From, m.RunID, lease.Owner}
 	if len(ev) == 0 {
 		// One conditional statement is atomic by itself: no transaction

@@ -165,6 +165,14 @@ func text(b []byte) any {
 	return string(b)
 }
 
+// flag stores a boolean as 0 or 1 (an INTEGER column on both backends).
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
 
 // EventFieldsMigration is the schema migration, the same on both
