@@ -137,7 +137,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 	var b batch
 	b.detach = d.Detach
 	for _, c := range calls {
-		rec, ev, err := e.decision(ctx, a, c, d)
+		rec, ev, err := e.decision(ctx, run, a, c, d)
 		if err != nil {
 			return nil, err
 		}
@@ -165,8 +165,9 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 }
 
 // decision is the record of a decision on one call, with the event that
-// reports its result when it has one (decline, resolve).
-func (e *Engine) decision(ctx context.Context, a *agentNode, c *store.Call, d Decision) (*store.Decision, *store.Event, error) {
+// reports its result when it has one (decline, resolve); c is a call of
+// run, whose agent is a.
+func (e *Engine) decision(ctx context.Context, run *store.Run, a *agentNode, c *store.Call, d Decision) (*store.Decision, *store.Event, error) {
 	rec := &store.Decision{RunID: c.RunID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason,
 		ArgsBefore: c.Args, Needed: c.Needed}
 	var err error
@@ -194,7 +195,7 @@ func (e *Engine) decision(ctx context.Context, a *agentNode, c *store.Call, d De
 	if d.Action == store.Decline {
 		done.Status = store.CallDeclined
 	}
-	ev := resultEvent(c.RunID, &done)
+	ev := resultEvent(run, &done)
 	return rec, &ev, nil
 }
 

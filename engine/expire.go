@@ -87,7 +87,7 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 		ds = append(ds, d)
 		done := *c
 		done.Status, done.Result = store.CallDeclined, d.Result
-		evs = append(evs, resultEvent(r.ID, &done))
+		evs = append(evs, resultEvent(r, &done))
 	}
 	_, err = e.record(ctx, g, r, batch{ds: ds, evs: evs})
 	if errors.Is(err, store.ErrConflict) {

@@ -45,7 +45,7 @@ func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed bool,
 	if err != nil {
 		return nil, false, rn.fail(ctx, err)
 	}
-	req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r.ID, &streamed)}
+	req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r, &streamed)}
 	resp, err = rn.generate(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -87,7 +87,7 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool
 	r.Step++
 	ans := &answer{msg: message{Role: "assistant", Text: resp.Text}, text: resp.Text}
 	if resp.Text != "" {
-		ans.evs = append(ans.evs, event(r.ID, TextDelta{Text: resp.Text}))
+		ans.evs = append(ans.evs, event(r, TextDelta{Text: resp.Text}))
 		if streamed {
 			ans.live = 1
 		}
@@ -102,16 +102,16 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool
 			return nil, err
 		}
 		ans.calls = append(ans.calls, c)
-		ans.evs = append(ans.evs, event(r.ID, ToolCallEvent{CallID: c.ID, Tool: c.Tool, Args: c.Args}))
+		ans.evs = append(ans.evs, event(r, ToolCallEvent{CallID: c.ID, Tool: c.Tool, Args: c.Args}))
 		switch {
 		case c.Status == store.CallPending:
 			fields := ToolCallApproval{CallID: c.ID, Tool: c.Tool, Args: c.Args, Gate: c.Gate, GateError: c.GateError}
 			if !c.Deadline.IsZero() {
 				fields.Deadline = &c.Deadline
 			}
-			ans.evs = append(ans.evs, event(r.ID, fields))
+			ans.evs = append(ans.evs, event(r, fields))
 		case c.Status.Done():
-			ans.evs = append(ans.evs, resultEvent(r.ID, c))
+			ans.evs = append(ans.evs, resultEvent(r, c))
 		}
 	}
 	return ans, nil
@@ -141,12 +141,12 @@ func (rn *runner) commit(ctx context.Context, ans *answer) error {
 	if len(ans.calls) == 0 {
 		finish = "stop"
 	}
-	ans.evs = append(ans.evs, event(r.ID, StepFinish{Step: r.Step, FinishReason: finish}))
+	ans.evs = append(ans.evs, event(r, StepFinish{Step: r.Step, FinishReason: finish}))
 	rn.st.Messages = append(rn.st.Messages, ans.msg)
 	r.State = rn.st.encode()
 	if len(ans.calls) == 0 {
 		r.Status, r.Output = store.Completed, ans.text
-		ans.evs = append(ans.evs, event(r.ID, Finish{Output: r.Output}))
+		ans.evs = append(ans.evs, event(r, Finish{Output: r.Output}))
 	}
 	if err := rn.e.store.Checkpoint(ctx, rn.e.lease, r, ans.calls, ans.evs...); err != nil {
 		return err
