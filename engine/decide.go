@@ -294,15 +294,10 @@ func (e *staleError) Error() string { return "stale decision" }
 func (e *Engine) nothingWaiting(ctx context.Context, t *tree, what string) error {
 	r := t.root
 	msg := fmt.Sprintf("run %s is %s and has no call waiting for %s", r.ID, r.Status, what)
-	var ds []*store.Decision
-	for _, run := range t.order {
-		more, err := e.store.Decisions(ctx, run.ID)
-		if err != nil {
-			return err
-		}
-		ds = append(ds, more...)
+	ds, err := e.treeDecisions(ctx, t, r.ID)
+	if err != nil {
+		return err
 	}
-	slices.SortStableFunc(ds, func(a, b *store.Decision) int { return a.At.Compare(b.At) })
 	for _, d := range slices.Backward(ds) {
 		if d.Action != store.Grant {
 			msg += fmt.Sprintf("; call %s was already %s by %s at %s", d.CallID, d.Action.Past(), d.By, d.At.Format(time.RFC3339))

@@ -59,7 +59,9 @@ type PendingView struct {
 // (agentctl show).
 type RunDetail struct {
 	RunView
-	Calls     []CallView     `json:"calls"`
+	Calls []CallView `json:"calls"`
+	// Decisions are those made in the run and in every run below it in
+	// its tree (of a root: the whole tree), in the order they were made.
 	Decisions []DecisionView `json:"decisions"`
 	Grants    []string       `json:"grants"` // tools approved for the rest of the run
 }
@@ -79,6 +81,8 @@ type CallView struct {
 
 // DecisionView is one record of the audit trail.
 type DecisionView struct {
+	RunID      string          `json:"runId"` // the run of the call: the run's own or a sub-run's
+	Path       []string        `json:"path"`  // agents from the root to that run
 	CallID     string          `json:"callId"`
 	Action     store.Action    `json:"action"` // approve, decline, resume, expire, grant, retry, resolve or refused
 	By         string          `json:"by"`
@@ -182,7 +186,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 		return nil, err
 	}
 	calls := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return c.RunID != id })
-	ds, err := e.store.Decisions(ctx, id)
+	ds, err := e.treeDecisions(ctx, t, id)
 	if err != nil {
 		return nil, err
 	}
@@ -197,10 +201,30 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume})
 	}
 	for _, x := range ds {
-		d.Decisions = append(d.Decisions, DecisionView{CallID: x.CallID, Action: x.Action, By: x.By, OSUser: x.OSUser,
-			Reason: x.Reason, ArgsBefore: x.ArgsBefore, ArgsAfter: x.ArgsAfter, Data: x.Data, At: x.At})
+		d.Decisions = append(d.Decisions, DecisionView{RunID: x.RunID, Path: t.runs[x.RunID].Path, CallID: x.CallID,
+			Action: x.Action, By: x.By, OSUser: x.OSUser, Reason: x.Reason, ArgsBefore: x.ArgsBefore, ArgsAfter: x.ArgsAfter,
+			Data: x.Data, At: x.At})
 	}
 	return d, nil
+}
+
+// treeDecisions returns the decisions made in run id and in every run
+// below it in tree t, in the order they were made (runs in tree order
+// where made at the same instant).
+func (e *Engine) treeDecisions(ctx context.Context, t *tree, id string) ([]*store.Decision, error) {
+	var ds []*store.Decision
+	for _, r := range t.order {
+		if !t.under(r.ID, id) {
+			continue
+		}
+		more, err := e.store.Decisions(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, more...)
+	}
+	slices.SortStableFunc(ds, func(a, b *store.Decision) int { return a.At.Compare(b.At) })
+	return ds, nil
 }
 
 // List returns runs matching f, newest first, with their pending calls.
