@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -271,4 +273,39 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 // Resolve returns the full id of the run whose id starts with prefix.
 func (e *Engine) Resolve(ctx context.Context, prefix string) (string, error) {
 	return e.store.ResolveID(ctx, prefix)
+}
+
+// MinShortID is the shortest run id prefix ShortID returns: a run id
+// starts with its creation time, 10 characters to the millisecond, so
+// runs created later never share a prefix this long with it (runs
+// created in the same millisecond, like a tree's, may: ShortID then
+// takes more).
+const MinShortID = 10
+
+// ShortID returns the shortest prefix of run id id, at least MinShortID
+// characters, that no other stored run id starts with: what the command
+// line prints for people to type back, and Resolve accepts. It only
+// reads.
+func (e *Engine) ShortID(ctx context.Context, id string) (string, error) {
+	if len(id) <= MinShortID {
+		return id, nil
+	}
+	// Unique prefixes are the longer ones: find the shortest by halving.
+	lo, hi := MinShortID, len(id)
+	for lo < hi {
+		n := (lo + hi) / 2
+		got, err := e.store.ResolveID(ctx, id[:n])
+		var amb *store.AmbiguousError
+		switch {
+		case errors.As(err, &amb):
+			lo = n + 1
+		case err != nil:
+			return "", fmt.Errorf("short id of run %s: %w", id, err)
+		case got != id:
+			return "", &store.NotFoundError{What: "no run " + id}
+		default:
+			hi = n
+		}
+	}
+	return id[:lo], nil
 }

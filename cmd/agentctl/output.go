@@ -44,8 +44,9 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // printRun prints a run after a command that advanced it, and returns
-// the exit its status calls for.
-func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
+// the exit its status calls for; its hints name the run by short, a
+// unique prefix of its id.
+func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) error {
 	if v.Notice != "" {
 		fmt.Fprintf(errw, "note: %s\n", v.Notice)
 	}
@@ -61,7 +62,7 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 	}
 	switch v.Status {
 	case store.Suspended:
-		printHints(w, v)
+		printHints(w, v, short)
 	case store.Completed:
 		if v.Output != "" {
 			fmt.Fprintln(w, v.Output)
@@ -77,8 +78,9 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 // printHints prints, for each kind of wait, the commands that decide it,
 // each runnable as printed: --call names the call when the command would
 // otherwise have several to choose from (decline takes any pending call),
-// and --call ID stands for one of several listed above.
-func printHints(w io.Writer, v *engine.RunView) {
+// and --call ID stands for one of several listed above. short names the
+// run: a unique prefix of its id.
+func printHints(w io.Writer, v *engine.RunView, short string) {
 	var approvals, suspended, interrupted []engine.PendingView
 	for _, p := range v.Pending {
 		switch p.Kind {
@@ -94,11 +96,11 @@ func printHints(w io.Writer, v *engine.RunView) {
 	target := func(ps []engine.PendingView, n int) string {
 		switch {
 		case n == 1:
-			return v.RunID
+			return short
 		case len(ps) == 1:
-			return v.RunID + " --call " + ps[0].CallID
+			return short + " --call " + ps[0].CallID
 		}
-		return v.RunID + " --call ID"
+		return short + " --call ID"
 	}
 	if len(approvals) > 0 {
 		fmt.Fprintf(w, "approve: agentctl approve %s      decline: agentctl decline %s --reason \"...\"\n",
@@ -220,9 +222,17 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 	if f.streamer != nil && f.streamer.printed && v.Status == store.Completed {
 		v2 := *v
 		v2.Output = "" // printed as it arrived
-		return printRun(a.stdout, a.stderr, f.out, &v2)
+		return printRun(a.stdout, a.stderr, f.out, &v2, v.RunID)
 	}
-	return printRun(a.stdout, a.stderr, f.out, v)
+	short := v.RunID
+	if f.out == "text" && v.Status == store.Suspended && len(a.engines) > 0 {
+		// The hints name the run by its short id (unique, see
+		// engine.ShortID); the full id where it cannot be read.
+		if s, err := a.engines[len(a.engines)-1].ShortID(context.Background(), v.RunID); err == nil {
+			short = s
+		}
+	}
+	return printRun(a.stdout, a.stderr, f.out, v, short)
 }
 
 // textStreamer prints the text of text-delta events as it arrives, and
