@@ -84,7 +84,7 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 		mine := callsOf(targets, runID)
 		for _, c := range mine {
 			if why := e.check(g, t.runs[runID], t.root.StartedBy, c, d); why != "" {
-				return nil, e.refuse(ctx, runID, mine, d, why)
+				return nil, e.refuse(ctx, t.runs[runID], mine, d, why)
 			}
 		}
 	}
@@ -155,11 +155,14 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 			return nil, err
 		}
 		b.ds = append(b.ds, rec)
+		b.evs = append(b.evs, decisionEvent(run, c, rec))
 		if ev != nil {
 			b.evs = append(b.evs, *ev)
 		}
 		if d.Always {
-			b.ds = append(b.ds, &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
+			grant := &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason}
+			b.ds = append(b.ds, grant)
+			b.evs = append(b.evs, decisionEvent(run, c, grant))
 		}
 	}
 	v, err := e.record(ctx, g, run, b)
@@ -172,7 +175,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 				mine = append(mine, c)
 			}
 		}
-		return nil, e.refuse(ctx, run.ID, mine, d, fe.Reason)
+		return nil, e.refuse(ctx, run, mine, d, fe.Reason)
 	}
 	return v, err
 }

@@ -21,6 +21,7 @@ const (
 	EventStepFinish        store.EventType = "step-finish"         // StepFinish
 	EventFinish            store.EventType = "finish"              // Finish
 	EventError             store.EventType = "error"               // ErrorEvent
+	EventDecision          store.EventType = "decision"            // DecisionEvent
 )
 
 // The fields of each event type, as stored in store.Event.Data. Fields
@@ -73,6 +74,20 @@ type (
 	ErrorEvent struct {
 		Error string `json:"error"`
 	}
+	// DecisionEvent reports a decision on a call, as the audit trail
+	// records it: what (approve, decline, resume, expire, grant, retry,
+	// resolve, or refused: an attempt the policy refused), on whose
+	// behalf (by), by which OS user, and why.
+	DecisionEvent struct {
+		Action    store.Action    `json:"action"`
+		ArgsAfter json.RawMessage `json:"argsAfter,omitempty"` // an approval's edited arguments
+		By        string          `json:"by"`
+		CallID    string          `json:"callId"`
+		Data      json.RawMessage `json:"data,omitempty"` // a resume's data
+		OSUser    string          `json:"osUser"`
+		Reason    string          `json:"reason,omitempty"`
+		Tool      string          `json:"tool"`
+	}
 )
 
 // payload is the fields of one event type.
@@ -86,6 +101,7 @@ func (ToolResult) eventType() store.EventType        { return EventToolResult }
 func (StepFinish) eventType() store.EventType        { return EventStepFinish }
 func (Finish) eventType() store.EventType            { return EventFinish }
 func (ErrorEvent) eventType() store.EventType        { return EventError }
+func (DecisionEvent) eventType() store.EventType     { return EventDecision }
 
 // event builds run r's event from its fields: it carries the run's id
 // and path.
@@ -126,6 +142,12 @@ func (e *Engine) streamTo(r *store.Run, streamed *bool) func(string) {
 // resultEvent reports the result of run r's call c.
 func resultEvent(r *store.Run, c *store.Call) store.Event {
 	return event(r, ToolResult{CallID: c.ID, Tool: c.Tool, Status: c.Status, Result: c.Result})
+}
+
+// decisionEvent reports decision d on call c of run r.
+func decisionEvent(r *store.Run, c *store.Call, d *store.Decision) store.Event {
+	return event(r, DecisionEvent{Action: d.Action, ArgsAfter: d.ArgsAfter, By: d.By, CallID: d.CallID, Data: d.Data,
+		OSUser: d.OSUser, Reason: d.Reason, Tool: c.Tool})
 }
 
 // Events returns the events of a run and of every run below it in its

@@ -85,6 +85,7 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 		d := &store.Decision{RunID: r.ID, CallID: c.ID, Action: store.Expire, By: Actor, OSUser: Actor,
 			Reason: "expired", ArgsBefore: c.Args, Result: expired(c.Deadline)}
 		ds = append(ds, d)
+		evs = append(evs, decisionEvent(r, c, d))
 		done := *c
 		done.Status, done.Result = store.CallDeclined, d.Result
 		evs = append(evs, resultEvent(r, &done))

@@ -21,7 +21,8 @@ func (a *app) eventsCmd() *cobra.Command {
 		Short: "Print a run's events as JSON lines",
 		Long: `Events prints the events of a run and of its sub-agents' runs, one JSON
 object per line, in order: text-delta, tool-call, tool-call-approval,
-tool-call-suspended, tool-result, step-finish, finish and error, each with
+tool-call-suspended, decision (who decided what, as whom, why),
+tool-result, step-finish, finish and error, each with
 type, runId and path (the agents from the root to its run) first. Of a
 root run, they are the whole tree's.
 --follow keeps printing as other processes advance the run, until it
