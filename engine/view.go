@@ -250,19 +250,13 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 	for i, r := range runs {
 		calls := pending[r.ID]
 		if slices.ContainsFunc(calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation }) {
-			// A tree: list what waits anywhere in it.
-			if calls, err = e.store.TreePending(ctx, r.ID); err != nil {
-				return nil, err
-			}
-			tr, err := e.store.Tree(ctx, r.ID)
+			// A tree: list what waits anywhere below the run (of a
+			// sub-agent's run listed by agent: in its subtree).
+			_, t, err := e.load(ctx, r.ID)
 			if err != nil {
 				return nil, err
 			}
-			paths := map[string][]string{}
-			for _, x := range tr {
-				paths[x.ID] = x.Path
-			}
-			out[i] = e.overdue(view(r, calls, paths))
+			out[i] = e.overdue(t.view(r))
 			continue
 		}
 		out[i] = e.overdue(view(r, calls, nil))
