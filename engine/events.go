@@ -186,3 +186,44 @@ func (e *Engine) Events(ctx context.Context, runID string, after int64) ([]*stor
 	slices.SortFunc(out, func(a, b *store.Event) int { return cmp.Compare(a.ID, b.ID) })
 	return out, r.Status.Terminal(), nil
 }
+
+// cursorLag is how many ids below the highest it has returned a Cursor
+// reads again: on PostgreSQL an event's id is taken when it is inserted,
+// so a transaction that took a lower id may commit after one that took a
+// higher id was read.
+const cursorLag = 1000
+
+// Cursor reads the events of a run (and of the runs below it) a batch at
+// a time, for a follower: each event once, those committed late under an
+// id lower than one already read included.
+type Cursor struct {
+	RunID string
+	after int64          // the highest id returned
+	seen  map[int64]bool // ids returned, above after-cursorLag
+}
+
+// Next returns the events not returned yet, in the order they were
+// stored, and whether the run has ended (see Events).
+func (c *Cursor) Next(ctx context.Context, e *Engine) ([]*store.Event, bool, error) {
+	evs, done, err := e.Events(ctx, c.RunID, max(c.after-cursorLag, 0))
+	if err != nil {
+		return nil, false, err
+	}
+	if c.seen == nil {
+		c.seen = map[int64]bool{}
+	}
+	fresh := evs[:0]
+	for _, ev := range evs {
+		if !c.seen[ev.ID] {
+			c.seen[ev.ID] = true
+			fresh = append(fresh, ev)
+			c.after = max(c.after, ev.ID)
+		}
+	}
+	for id := range c.seen {
+		if id <= c.after-cursorLag {
+			delete(c.seen, id)
+		}
+	}
+	return fresh, done, nil
+}

@@ -67,15 +67,14 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 		defer stopWait()
 		wait = w
 	}
-	var after int64
+	cur := &engine.Cursor{RunID: id}
 	for {
-		evs, done, err := e.Events(ctx, id, after)
+		evs, done, err := cur.Next(ctx, e)
 		if err != nil {
 			return err
 		}
 		for _, ev := range evs {
 			fmt.Fprintf(a.stdout, "%s\n", ev.JSON())
-			after = ev.ID
 		}
 		if !follow || done {
 			return nil
