@@ -99,7 +99,7 @@ func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call 
 func (rn *runner) settle(ctx context.Context, c *store.Call, from, to store.CallStatus, result string) error {
 	done := *c
 	done.Status, done.Result = to, result
-	ev := resultEvent(rn.r.ID, &done)
+	ev := resultEvent(rn.r, &done)
 	if err := rn.e.store.MoveCall(ctx, rn.e.lease, store.Move{RunID: rn.r.ID, CallID: c.ID, From: from, To: to, Result: result}, ev); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (rn *runner) suspendCall(ctx context.Context, t *spec.Tool, c *store.Call, 
 		fields.ResumeSchema = t.ResumeSchema.Doc
 		m.ResumeSchema, _ = json.Marshal(t.ResumeSchema.Doc)
 	}
-	ev := event(rn.r.ID, fields)
+	ev := event(rn.r, fields)
 	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, ev); err != nil {
 		return err
 	}

@@ -198,7 +198,7 @@ func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) (*RunView,
 // recorded.
 func (e *Engine) failErr(ctx context.Context, r *store.Run, cause error) error {
 	r.Status, r.Error = store.Failed, cause.Error()
-	ev := event(r.ID, ErrorEvent{Error: r.Error})
+	ev := event(r, ErrorEvent{Error: r.Error})
 	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil, ev); err != nil {
 		return err
 	}

@@ -19,9 +19,12 @@ func (a *app) eventsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events RUNID [--follow]",
 		Short: "Print a run's events as JSON lines",
-		Long: `Events prints the events of a run, one JSON object per line, in order:
-text-delta, tool-call, tool-call-approval, tool-call-suspended,
-tool-result, step-finish, finish and error, each with type and runId first.
+		Long: `Events prints the events of a run and of its sub-agents' runs, one JSON
+object per line, in order: text-delta, tool-call, tool-call-approval,
+tool-call-suspended, decision (who decided what, as whom, why),
+tool-result, step-finish, finish and error, each with
+type, runId and path (the agents from the root to its run) first. Of a
+root run, they are the whole tree's.
 --follow keeps printing as other processes advance the run, until it
 completes or fails.`,
 		Example: `  agentctl events 01JD3F
@@ -64,15 +67,14 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 		defer stopWait()
 		wait = w
 	}
-	var after int64
+	cur := &engine.Cursor{RunID: id}
 	for {
-		evs, done, err := e.Events(ctx, id, after)
+		evs, done, err := cur.Next(ctx, e)
 		if err != nil {
 			return err
 		}
 		for _, ev := range evs {
 			fmt.Fprintf(a.stdout, "%s\n", ev.JSON())
-			after = ev.ID
 		}
 		if !follow || done {
 			return nil

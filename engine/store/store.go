@@ -219,22 +219,30 @@ type EventType string
 //
 // The store keeps Data, the event's own fields, as given, and its type
 // and run in columns of their own; JSON renders the event as consumers
-// read it, the envelope (type, runId) first.
+// read it, the envelope (type, runId, path) first.
 type Event struct {
 	ID    int64 // increasing within a store
 	RunID string
 	Type  EventType
 	Data  json.RawMessage // the event's own fields: a JSON object, without type and runId
 	At    time.Time
+	// Path names the agents from the root of the run's tree to the run.
+	// It is not stored: it is the run's, filled in by whoever hands the
+	// event to consumers (the engine, live and from storage).
+	Path []string
 }
 
 // JSON renders the event as one JSON object: {"type":..., "runId":...,
-// then the fields of Data}.
+// "path":[...] when known, then the fields of Data}.
 func (e Event) JSON() []byte {
 	t, _ := json.Marshal(e.Type)
 	r, _ := json.Marshal(e.RunID)
 	b := make([]byte, 0, len(t)+len(r)+len(e.Data)+20)
 	b = append(append(append(append(b, `{"type":`...), t...), `,"runId":`...), r...)
+	if e.Path != nil {
+		p, _ := json.Marshal(e.Path)
+		b = append(append(b, `,"path":`...), p...)
+	}
 	fields := bytes.TrimSpace(e.Data)
 	if len(fields) > 2 && fields[0] == '{' {
 		return append(append(b, ','), fields[1:]...)
