@@ -45,10 +45,10 @@ func (a *app) migrateCmd() *cobra.Command {
 				return a.upgrade(ctx, out)
 			case from == "" || to == "":
 				return usageErr(errors.New("migrate needs --from PATH.db and --to postgres://..."))
-			case backend.IsURL(from):
-				return usageErr(errors.New("--from: a SQLite file, not a postgres:// URL"))
-			case !backend.IsURL(to):
-				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL", to))
+			case backend.IsPostgres(from):
+				return usageErr(errors.New("--from: a SQLite file, not a PostgreSQL database"))
+			case !backend.IsPostgres(to):
+				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL or PostgreSQL key=value settings", backend.Redact(to)))
 			}
 			src, err := openDB(ctx, from, backend.Options{})
 			if err != nil {

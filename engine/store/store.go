@@ -409,6 +409,12 @@ var (
 	ErrCorrupt error = &unavailable{"database corrupt"}
 	// ErrCannotWrite: the database or its directory cannot be written.
 	ErrCannotWrite error = &unavailable{"cannot write the database"}
+	// ErrCannotConnect: the database server cannot be reached, or
+	// refuses the connection (authentication, TLS, no such database).
+	ErrCannotConnect error = &unavailable{"cannot connect to the database"}
+	// ErrDenied: the database refuses the role an action it lacks the
+	// privilege for.
+	ErrDenied error = &unavailable{"the database refused the role"}
 	// ErrOldSchema: a database opened only to read was written by an
 	// older agentctl and needs its schema upgraded first.
 	ErrOldSchema error = &unavailable{"database schema is older than this agentctl"}
