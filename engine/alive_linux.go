@@ -4,10 +4,12 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // selfIdentity reads this process's identity from /proc; it is unknown
@@ -34,10 +36,15 @@ func selfIdentity() identity {
 	return identity{Boot: b[:12], NS: n, Start: start}
 }
 
-// readStart reads the start time of the process pid.
+// readStart reads the start time of the process pid. A pid /proc does
+// not show is absent only if the kernel says so too: /proc mounted with
+// hidepid hides other users' processes.
 func readStart(pid int) (uint64, bool, error) {
 	_, start, err := statFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if errors.Is(err, fs.ErrNotExist) {
+		if kerr := syscall.Kill(pid, 0); !errors.Is(kerr, syscall.ESRCH) {
+			return 0, false, fmt.Errorf("process %d exists but /proc hides it", pid)
+		}
 		return 0, false, nil
 	}
 	if err != nil {
