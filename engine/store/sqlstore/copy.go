@@ -93,7 +93,7 @@ func Copy(ctx context.Context, from, to *DB) ([]Copied, error) {
 			return fmt.Errorf("verify: %w", err)
 		}
 		if diff := verify(src, after, p.further); len(diff) > 0 {
-			return fmt.Errorf("verify: the target does not hold the source's rows (nothing was copied): %s", strings.Join(diff, "; "))
+			return fmt.Errorf("verify: the target does not hold the source's rows: %s", strings.Join(diff, "; "))
 		}
 		out = p.report(after)
 		return nil
@@ -171,33 +171,26 @@ func newPlan(src, dst *snapshot) *plan {
 			p.moved, skip[id] = append(p.moved, Moved{RunID: id, Why: why}), true
 		}
 	}
-	c := p.counts["decisions"]
-	for _, r := range src.decOrder {
-		c.Source++
-		switch {
-		case skip[r.run] && r.i < len(dst.decisions[r.run]):
-			c.Present++
-		case skip[r.run]:
-		case r.i < len(dst.decisions[r.run]):
-			c.Present++
-		default:
-			p.decisions = append(p.decisions, src.decisions[r.run][r.i])
-		}
-	}
-	c = p.counts["events"]
-	for _, r := range src.evOrder {
-		c.Source++
-		switch {
-		case skip[r.run] && r.i < len(dst.events[r.run]):
-			c.Present++
-		case skip[r.run]:
-		case r.i < len(dst.events[r.run]):
-			c.Present++
-		default:
-			p.events = append(p.events, src.events[r.run][r.i])
-		}
-	}
+	p.decisions = appended(src.decOrder, src.decisions, dst.decisions, skip, p.counts["decisions"])
+	p.events = appended(src.evOrder, src.events, dst.events, skip, p.counts["events"])
 	return p
+}
+
+// appended returns the decisions (or events) of the source, in its
+// order, that the target lacks: a run's first rows are those the target
+// has, when it has the run; the rest are new, unless the run is skipped.
+func appended(order []ref, src, dst map[string][]row, skip map[string]bool, c *Copied) []row {
+	var out []row
+	for _, r := range order {
+		c.Source++
+		switch {
+		case r.i < len(dst[r.run]):
+			c.Present++
+		case !skip[r.run]:
+			out = append(out, src[r.run][r.i])
+		}
+	}
+	return out
 }
 
 // ahead counts run id, which the target took further on its own: its
