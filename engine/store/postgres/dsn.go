@@ -71,7 +71,7 @@ func Check(s string) error {
 		for _, m := range kvPair.FindAllStringSubmatch(s, -1) {
 			if !keywords[strings.ToLower(m[1])] {
 				return fmt.Errorf("database %q: %w: unknown setting %q; %s (write ./%s for a file of that name)",
-					Redact(s), ErrBadDSN, m[1], Accepted, firstWord(s))
+					Redact(s), ErrBadDSN, m[1], Accepted, Redact(firstWord(s)))
 			}
 		}
 		if _, err := pgconn.ParseConfig(s); err != nil {
