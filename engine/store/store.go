@@ -283,6 +283,12 @@ type Worker struct {
 // Alive reports whether the worker has beaten within its lease.
 func (w Worker) Alive(now time.Time) bool { return now.Sub(w.Seen) <= w.Lease }
 
+// WorkerAgeOut is how many of its leases a worker that stopped beating
+// (killed, or its machine lost) is still listed, as gone; after that,
+// reads no longer list it, and the next heartbeat of any worker deletes
+// its row.
+const WorkerAgeOut = 3
+
 // QueueStatus is the work and the workers of a database.
 type QueueStatus struct {
 	Workers []Worker
@@ -398,10 +404,12 @@ type Store interface {
 	// returns nil when there is none. Of several workers, each claims a
 	// different run.
 	ClaimWork(ctx context.Context, lease Lease, agent string) (*Run, error)
-	// Beat records that a worker is alive; Gone that it stopped.
+	// Beat records that a worker is alive, and deletes the workers that
+	// aged out (see WorkerAgeOut); Gone that it stopped.
 	Beat(ctx context.Context, w Worker) error
 	Gone(ctx context.Context, workerID string) error
-	// Queue reports the work and the workers (agentctl status).
+	// Queue reports the work and the workers (agentctl status): those
+	// that have not aged out, alive or gone.
 	Queue(ctx context.Context) (*QueueStatus, error)
 
 	Close() error
@@ -427,6 +435,12 @@ var (
 	ErrCorrupt error = &unavailable{"database corrupt"}
 	// ErrCannotWrite: the database or its directory cannot be written.
 	ErrCannotWrite error = &unavailable{"cannot write the database"}
+	// ErrCannotConnect: the database server cannot be reached, or
+	// refuses the connection (authentication, TLS, no such database).
+	ErrCannotConnect error = &unavailable{"cannot connect to the database"}
+	// ErrDenied: the database refuses the role an action it lacks the
+	// privilege for.
+	ErrDenied error = &unavailable{"the database refused the role"}
 	// ErrOldSchema: a database opened only to read was written by an
 	// older agentctl and needs its schema upgraded first.
 	ErrOldSchema error = &unavailable{"database schema is older than this agentctl"}
