@@ -33,7 +33,8 @@ type Options struct {
 	// with no agentctl schema, read as empty; a schema older than this
 	// build's fails with store.ErrOldSchema.
 	ReadOnly bool
-	// Inspect opens read-only as found, whatever its schema (doctor).
+	// Inspect opens read-only as found, whatever its schema (doctor); a
+	// SQLite file that does not exist is a *store.NotFoundError.
 	Inspect bool
 	// BusyTimeout is how long a SQLite write waits for another
 	// process's transaction; 0: the default.
@@ -65,6 +66,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
 		return nil, err
 	}
 	if opts.Inspect {
+		if _, err := os.Stat(dsn); !IsPostgres(dsn) && errors.Is(err, fs.ErrNotExist) {
+			return nil, &store.NotFoundError{What: "no database at " + dsn}
+		}
 		return open(ctx, dsn, opts)
 	}
 	if !opts.ReadOnly {
