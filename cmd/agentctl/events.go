@@ -22,23 +22,24 @@ func (a *app) eventsCmd() *cobra.Command {
 		Long: `Events prints the events of a run and of its sub-agents' runs, one JSON
 object per line, in order: text-delta, tool-call, tool-call-approval,
 tool-call-suspended, decision (who decided what, as whom, why),
-tool-result, step-finish, finish and error, each with
+tool-result, step-finish, finish, error and stalled, each with
 type, runId and path (the agents from the root to its run) first. Of a
 root run, they are the whole tree's.
 --follow keeps printing as other processes advance the run, until it
-completes or fails.`,
+completes or fails; --until stalled also stops when its model could not
+be asked (agentctl continue asks again).`,
 		Example: `  agentctl events 01JD3F
   agentctl events 01JD3F --follow | jq -c 'select(.type == "tool-result")'`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			switch until {
 			case "":
-			case store.Queued, store.Running, store.Suspended, store.Completed, store.Failed:
+			case store.Queued, store.Running, store.Suspended, store.Stalled, store.Completed, store.Failed:
 				if !follow {
 					return usageErr(errors.New("--until needs --follow"))
 				}
 			default:
-				return usageErr(fmt.Errorf("invalid --until %q: want queued, running, suspended, completed or failed", until))
+				return usageErr(fmt.Errorf("invalid --until %q: want queued, running, suspended, stalled, completed or failed", until))
 			}
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
@@ -50,7 +51,7 @@ completes or fails.`,
 		},
 	}
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing until the run completes or fails")
-	cmd.Flags().StringVar((*string)(&until), "until", "", "with --follow, stop also when the run reaches `STATUS` (suspended, running)")
+	cmd.Flags().StringVar((*string)(&until), "until", "", "with --follow, stop also when the run reaches `STATUS` (suspended, stalled, running)")
 	return cmd
 }
 
