@@ -91,7 +91,7 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 		mine := callsOf(targets, runID)
 		for _, c := range mine {
 			if why := e.check(g, t.runs[runID], t.root.StartedBy, c, d); why != "" {
-				return nil, e.refuse(ctx, runID, mine, d, why)
+				return nil, e.refuse(ctx, t.runs[runID], mine, d, why)
 			}
 		}
 	}
@@ -107,15 +107,28 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	return e.Inspect(ctx, t.root.ID)
 }
 
-// targets picks the calls of a run's tree a decision is about: call ids
-// are unique in a tree, and the root is where a human sees them all.
+// targets picks the calls a decision is about among those of the run it
+// names and of the runs below it: call ids are unique in a tree, and the
+// root is where a human sees them all; a child's id names its own calls.
 // A call no longer waiting is explained by the decision taken on it.
 func (e *Engine) targets(ctx context.Context, t *tree, d Decision) ([]*store.Call, error) {
-	targets, err := choose(t.root, t.calls, d)
+	r := t.runs[d.RunID]
+	if r == nil {
+		r = t.root
+	}
+	mine := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return !t.under(c.RunID, r.ID) })
+	if d.CallID != "" {
+		id, err := callNamed(r, mine, d.CallID)
+		if err != nil {
+			return nil, err
+		}
+		d.CallID = id
+	}
+	targets, err := choose(r, mine, d)
 	var stale *staleError
 	switch {
 	case errors.As(err, &stale) && stale.call == nil:
-		return nil, e.nothingWaiting(ctx, t, stale.what)
+		return nil, e.nothingWaiting(ctx, t, r, stale.what)
 	case errors.As(err, &stale):
 		return nil, e.conflict(ctx, stale.call)
 	}
@@ -144,16 +157,19 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 	var b batch
 	b.detach = d.Detach
 	for _, c := range calls {
-		rec, ev, err := e.decision(ctx, a, c, d)
+		rec, ev, err := e.decision(ctx, run, a, c, d)
 		if err != nil {
 			return nil, err
 		}
 		b.ds = append(b.ds, rec)
+		b.evs = append(b.evs, decisionEvent(run, c, rec))
 		if ev != nil {
 			b.evs = append(b.evs, *ev)
 		}
 		if d.Always {
-			b.ds = append(b.ds, &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason})
+			grant := &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason}
+			b.ds = append(b.ds, grant)
+			b.evs = append(b.evs, decisionEvent(run, c, grant))
 		}
 	}
 	v, err := e.record(ctx, g, run, b)
@@ -166,14 +182,15 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 				mine = append(mine, c)
 			}
 		}
-		return nil, e.refuse(ctx, run.ID, mine, d, fe.Reason)
+		return nil, e.refuse(ctx, run, mine, d, fe.Reason)
 	}
 	return v, err
 }
 
 // decision is the record of a decision on one call, with the event that
-// reports its result when it has one (decline, resolve).
-func (e *Engine) decision(ctx context.Context, a *agentNode, c *store.Call, d Decision) (*store.Decision, *store.Event, error) {
+// reports its result when it has one (decline, resolve); c is a call of
+// run, whose agent is a.
+func (e *Engine) decision(ctx context.Context, run *store.Run, a *agentNode, c *store.Call, d Decision) (*store.Decision, *store.Event, error) {
 	rec := &store.Decision{RunID: c.RunID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason,
 		ArgsBefore: c.Args, Needed: c.Needed}
 	var err error
@@ -201,7 +218,7 @@ func (e *Engine) decision(ctx context.Context, a *agentNode, c *store.Call, d De
 	if d.Action == store.Decline {
 		done.Status = store.CallDeclined
 	}
-	ev := resultEvent(c.RunID, &done)
+	ev := resultEvent(run, &done)
 	return rec, &ev, nil
 }
 
@@ -286,6 +303,34 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 	return nil, &ChooseError{RunID: r.ID, Kind: k, Waiting: waiting}
 }
 
+// callNamed resolves the call id a decision names among the calls of a
+// run and of the runs below it: a full id (call_1/call_5) of a call
+// still pending, else the last part of the id of exactly one call
+// waiting for a human (call_5).
+func callNamed(r *store.Run, calls []*store.Call, id string) (string, error) {
+	var named []*store.Call
+	for _, c := range calls {
+		if c.ID == id && (c.Status == store.CallPending || c.Status == store.CallInterrupted) {
+			return id, nil // a delegation too: choose says whose calls to decide
+		}
+		if waitsForHuman(c) && strings.HasSuffix(c.ID, "/"+id) {
+			named = append(named, c)
+		}
+	}
+	switch {
+	case len(named) == 1:
+		return named[0].ID, nil
+	case len(named) > 1:
+		return "", &CallAmbiguousError{RunID: r.ID, CallID: id, Waiting: named}
+	}
+	return id, nil // a call that waits for no human: choose says why
+}
+
+// waitsForHuman reports whether a call waits for a human decision.
+func waitsForHuman(c *store.Call) bool {
+	return c.Status == store.CallInterrupted || c.Status == store.CallPending && c.Kind != store.KindDelegation
+}
+
 // staleError marks a decision on a call that is no longer pending, or,
 // without a call, on a run with no call waiting for what.
 type staleError struct {
@@ -297,18 +342,12 @@ func (e *staleError) Error() string { return "stale decision" }
 
 // nothingWaiting explains a decision on a run with no call waiting for it,
 // naming the last decision taken in the run.
-func (e *Engine) nothingWaiting(ctx context.Context, t *tree, what string) error {
-	r := t.root
+func (e *Engine) nothingWaiting(ctx context.Context, t *tree, r *store.Run, what string) error {
 	msg := fmt.Sprintf("run %s is %s and has no call waiting for %s", r.ID, r.Status, what)
-	var ds []*store.Decision
-	for _, run := range t.order {
-		more, err := e.store.Decisions(ctx, run.ID)
-		if err != nil {
-			return err
-		}
-		ds = append(ds, more...)
+	ds, err := e.treeDecisions(ctx, t, r.ID)
+	if err != nil {
+		return err
 	}
-	slices.SortStableFunc(ds, func(a, b *store.Decision) int { return a.At.Compare(b.At) })
 	for _, d := range slices.Backward(ds) {
 		if d.Action != store.Grant {
 			msg += fmt.Sprintf("; call %s was already %s by %s at %s", d.CallID, d.Action.Past(), d.By, d.At.Format(time.RFC3339))

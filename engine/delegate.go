@@ -70,7 +70,7 @@ func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) e
 	to, result := outcome(v)
 	done := *c
 	done.Status, done.Result = to, result
-	ev := resultEvent(r.ID, &done)
+	ev := resultEvent(r, &done)
 	if _, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ID, CallID: c.ID, To: to, Result: result}, ev); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (e *Engine) stallUp(ctx context.Context, r *store.Run) (*RunView, error) {
 			break // it waits for a human, or another process has it
 		}
 		parent.Status, parent.Error = store.Stalled, fmt.Sprintf("sub-agent %s (run %s) stalled: %s", r.Agent, r.ID, r.Error)
-		ev := event(parent.ID, StalledEvent{Error: parent.Error})
+		ev := event(parent, StalledEvent{Error: parent.Error})
 		if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, parent, nil, ev); err != nil {
 			return nil, err
 		}
@@ -168,7 +168,7 @@ func (e *Engine) stallUp(ctx context.Context, r *store.Run) (*RunView, error) {
 func (e *Engine) bubble(ctx context.Context, g *Graph, child *RunView, r *store.Run) (*RunView, error) {
 	for r.ParentID != "" && child.Status.Terminal() {
 		to, result := outcome(child)
-		ev := event(r.ParentID, ToolResult{CallID: r.ParentCall, Tool: r.Agent, Status: to, Result: ResultJSON(result, false)})
+		ev := event(parentOf(r), ToolResult{CallID: r.ParentCall, Tool: r.Agent, Status: to, Result: ResultJSON(result, false)})
 		claimed, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ParentID, CallID: r.ParentCall, To: to, Result: result}, ev)
 		if err != nil {
 			return nil, err
@@ -187,4 +187,9 @@ func (e *Engine) bubble(ctx context.Context, g *Graph, child *RunView, r *store.
 		r = parent
 	}
 	return e.Inspect(ctx, r.RootID)
+}
+
+// parentOf names a child run's parent, for its events: its id and path.
+func parentOf(r *store.Run) *store.Run {
+	return &store.Run{ID: r.ParentID, Path: r.Path[:max(len(r.Path)-1, 0)]}
 }

@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -114,7 +113,7 @@ func New(st store.Store, cfg Config) *Engine {
 		store:   st,
 		models:  cfg.Models,
 		kits:    cfg.Toolkits,
-		lease:   store.Lease{Owner: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(tok[:])), TTL: cfg.LeaseTTL},
+		lease:   store.Lease{Owner: newHolder(host, os.Getpid(), hex.EncodeToString(tok[:]), selfIdentity()), TTL: cfg.LeaseTTL},
 		now:     cfg.Now,
 		onEvent: cfg.OnEvent,
 

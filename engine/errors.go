@@ -96,6 +96,26 @@ func (e *ChooseError) Error() string {
 // Is makes a *ChooseError match ErrUsage.
 func (e *ChooseError) Is(target error) bool { return target == ErrUsage }
 
+// CallAmbiguousError reports a call id that names several calls waiting
+// in a run's tree (call_5 for call_1/call_5 and call_2/call_5). It
+// matches ErrUsage.
+type CallAmbiguousError struct {
+	RunID, CallID string
+	Waiting       []*store.Call
+}
+
+func (e *CallAmbiguousError) Error() string {
+	ids := make([]string, len(e.Waiting))
+	for i, c := range e.Waiting {
+		ids[i] = c.ID
+	}
+	return fmt.Sprintf("call %s is ambiguous in run %s: it names %s; name one in full with --call",
+		e.CallID, e.RunID, strings.Join(ids, ", "))
+}
+
+// Is makes a *CallAmbiguousError match ErrUsage.
+func (e *CallAmbiguousError) Is(target error) bool { return target == ErrUsage }
+
 // WaitsFor names what calls of a kind wait for: approval, resume data,
 // retry or resolve, or (for any kind) a decision.
 func WaitsFor(k store.Kind) string {

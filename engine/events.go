@@ -2,8 +2,10 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -20,6 +22,7 @@ const (
 	EventFinish            store.EventType = "finish"              // Finish
 	EventError             store.EventType = "error"               // ErrorEvent
 	EventStalled           store.EventType = "stalled"             // StalledEvent
+	EventDecision          store.EventType = "decision"            // DecisionEvent
 )
 
 // The fields of each event type, as stored in store.Event.Data. Fields
@@ -79,6 +82,20 @@ type (
 	StalledEvent struct {
 		Error string `json:"error"`
 	}
+	// DecisionEvent reports a decision on a call, as the audit trail
+	// records it: what (approve, decline, resume, expire, grant, retry,
+	// resolve, or refused: an attempt the policy refused), on whose
+	// behalf (by), by which OS user, and why.
+	DecisionEvent struct {
+		Action    store.Action    `json:"action"`
+		ArgsAfter json.RawMessage `json:"argsAfter,omitempty"` // an approval's edited arguments
+		By        string          `json:"by"`
+		CallID    string          `json:"callId"`
+		Data      json.RawMessage `json:"data,omitempty"` // a resume's data
+		OSUser    string          `json:"osUser"`
+		Reason    string          `json:"reason,omitempty"`
+		Tool      string          `json:"tool"`
+	}
 )
 
 // payload is the fields of one event type.
@@ -93,16 +110,18 @@ func (StepFinish) eventType() store.EventType        { return EventStepFinish }
 func (Finish) eventType() store.EventType            { return EventFinish }
 func (ErrorEvent) eventType() store.EventType        { return EventError }
 func (StalledEvent) eventType() store.EventType      { return EventStalled }
+func (DecisionEvent) eventType() store.EventType     { return EventDecision }
 
-// event builds a run's event from its fields.
-func event(runID string, p payload) store.Event {
+// event builds run r's event from its fields: it carries the run's id
+// and path.
+func event(r *store.Run, p payload) store.Event {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(p); err != nil {
 		panic(err) // strings, numbers, times and JSON already valid: cannot fail
 	}
-	return store.Event{RunID: runID, Type: p.eventType(), Data: bytes.TrimRight(b.Bytes(), "\n")}
+	return store.Event{RunID: r.ID, Path: r.Path, Type: p.eventType(), Data: bytes.TrimRight(b.Bytes(), "\n")}
 }
 
 // emit hands committed events to the Config.OnEvent hook.
@@ -119,19 +138,19 @@ func (e *Engine) emit(evs []store.Event) {
 
 // streamTo returns the callback that streams a model's text to the
 // OnEvent hook as live text-delta events, or nil without a hook.
-func (e *Engine) streamTo(runID string, streamed *bool) func(string) {
+func (e *Engine) streamTo(r *store.Run, streamed *bool) func(string) {
 	if e.onEvent == nil {
 		return nil
 	}
 	return func(chunk string) {
 		*streamed = true
-		e.emit([]store.Event{event(runID, TextDelta{Text: chunk})})
+		e.emit([]store.Event{event(r, TextDelta{Text: chunk})})
 	}
 }
 
-// resultEvent reports a call's result.
-func resultEvent(runID string, c *store.Call) store.Event {
-	return event(runID, ToolResult{CallID: c.ID, Tool: c.Tool, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject)})
+// resultEvent reports the result of run r's call c.
+func resultEvent(r *store.Run, c *store.Call) store.Event {
+	return event(r, ToolResult{CallID: c.ID, Tool: c.Tool, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject)})
 }
 
 // ResultJSON is a call's result as users and scripts see it (show -o
@@ -145,14 +164,86 @@ func ResultJSON(result string, object bool) json.RawMessage {
 	return b
 }
 
-// Events returns a run's events after the one with id after, and whether
-// the run has ended. The status is read first: a run that has ended has
-// all its events stored, so a follower that sees done has seen them all.
+// decisionEvent reports decision d on call c of run r.
+func decisionEvent(r *store.Run, c *store.Call, d *store.Decision) store.Event {
+	return event(r, DecisionEvent{Action: d.Action, ArgsAfter: d.ArgsAfter, By: d.By, CallID: d.CallID, Data: d.Data,
+		OSUser: d.OSUser, Reason: d.Reason, Tool: c.Tool})
+}
+
+// Events returns the events of a run and of every run below it in its
+// tree (a root's: the whole tree's) after the one with id after, in the
+// order they were stored, each with its run's id and path, exactly as a
+// live stream (Config.OnEvent) shows them; and whether the run has ended.
+// The status is read first: a run that has ended has all its events, and
+// its sub-runs theirs, stored, so a follower that sees done has seen them
+// all.
 func (e *Engine) Events(ctx context.Context, runID string, after int64) ([]*store.Event, bool, error) {
 	r, err := e.store.Run(ctx, runID)
 	if err != nil {
 		return nil, false, err
 	}
-	evs, err := e.store.Events(ctx, runID, after)
-	return evs, r.Status.Terminal(), err
+	runs := []*store.Run{r}
+	if tr, err := e.store.Tree(ctx, r.RootID); err != nil {
+		return nil, false, err
+	} else if len(tr) > 1 {
+		t := &tree{runs: make(map[string]*store.Run, len(tr))}
+		for _, x := range tr {
+			t.runs[x.ID] = x
+		}
+		runs = slices.DeleteFunc(tr, func(x *store.Run) bool { return !t.under(x.ID, runID) })
+	}
+	var out []*store.Event
+	for _, x := range runs {
+		evs, err := e.store.Events(ctx, x.ID, after)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, ev := range evs {
+			ev.Path = x.Path
+		}
+		out = append(out, evs...)
+	}
+	slices.SortFunc(out, func(a, b *store.Event) int { return cmp.Compare(a.ID, b.ID) })
+	return out, r.Status.Terminal(), nil
+}
+
+// cursorLag is how many ids below the highest it has returned a Cursor
+// reads again: on PostgreSQL an event's id is taken when it is inserted,
+// so a transaction that took a lower id may commit after one that took a
+// higher id was read.
+const cursorLag = 1000
+
+// Cursor reads the events of a run (and of the runs below it) a batch at
+// a time, for a follower: each event once, those committed late under an
+// id lower than one already read included.
+type Cursor struct {
+	RunID string
+	after int64          // the highest id returned
+	seen  map[int64]bool // ids returned, above after-cursorLag
+}
+
+// Next returns the events not returned yet, in the order they were
+// stored, and whether the run has ended (see Events).
+func (c *Cursor) Next(ctx context.Context, e *Engine) ([]*store.Event, bool, error) {
+	evs, done, err := e.Events(ctx, c.RunID, max(c.after-cursorLag, 0))
+	if err != nil {
+		return nil, false, err
+	}
+	if c.seen == nil {
+		c.seen = map[int64]bool{}
+	}
+	fresh := evs[:0]
+	for _, ev := range evs {
+		if !c.seen[ev.ID] {
+			c.seen[ev.ID] = true
+			fresh = append(fresh, ev)
+			c.after = max(c.after, ev.ID)
+		}
+	}
+	for id := range c.seen {
+		if id <= c.after-cursorLag {
+			delete(c.seen, id)
+		}
+	}
+	return fresh, done, nil
 }

@@ -108,7 +108,7 @@ func (rn *runner) settleMove(ctx context.Context, c *store.Call, m store.Move) e
 	m.RunID, m.CallID = rn.r.ID, c.ID
 	done := *c
 	done.Status, done.Result, done.ResultObject = m.To, m.Result, m.ResultObject
-	ev := resultEvent(rn.r.ID, &done)
+	ev := resultEvent(rn.r, &done)
 	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, ev); err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (rn *runner) suspendCall(ctx context.Context, t *spec.Tool, c *store.Call, 
 		fields.ResumeSchema = t.ResumeSchema.Doc
 		m.ResumeSchema, _ = json.Marshal(t.ResumeSchema.Doc)
 	}
-	ev := event(rn.r.ID, fields)
+	ev := event(rn.r, fields)
 	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, ev); err != nil {
 		return err
 	}

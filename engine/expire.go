@@ -85,9 +85,10 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 		d := &store.Decision{RunID: r.ID, CallID: c.ID, Action: store.Expire, By: Actor, OSUser: Actor,
 			Reason: "expired", ArgsBefore: c.Args, Result: expired(c.Deadline)}
 		ds = append(ds, d)
+		evs = append(evs, decisionEvent(r, c, d))
 		done := *c
 		done.Status, done.Result = store.CallDeclined, d.Result
-		evs = append(evs, resultEvent(r.ID, &done))
+		evs = append(evs, resultEvent(r, &done))
 	}
 	_, err = e.record(ctx, g, r, batch{ds: ds, evs: evs})
 	if errors.Is(err, store.ErrConflict) {

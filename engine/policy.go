@@ -100,16 +100,21 @@ func orNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// refuse records refused attempts and returns the error for them.
-func (e *Engine) refuse(ctx context.Context, runID string, calls []*store.Call, d Decision, why string) error {
+// refuse records refused attempts on calls of run r, with their
+// events, and returns the error for them.
+func (e *Engine) refuse(ctx context.Context, r *store.Run, calls []*store.Call, d Decision, why string) error {
+	runID := r.ID
 	var ds []*store.Decision
+	var evs []store.Event
 	for _, c := range calls {
-		ds = append(ds, &store.Decision{RunID: runID, CallID: c.ID, Action: store.Refused, By: d.By, OSUser: d.OSUser,
-			Reason: string(d.Action) + " refused: " + why})
+		rec := &store.Decision{RunID: runID, CallID: c.ID, Action: store.Refused, By: d.By, OSUser: d.OSUser,
+			Reason: string(d.Action) + " refused: " + why}
+		ds, evs = append(ds, rec), append(evs, decisionEvent(r, c, rec))
 	}
-	if _, err := e.store.Decide(context.WithoutCancel(ctx), ds, store.Lease{}); err != nil {
+	if _, err := e.store.Decide(context.WithoutCancel(ctx), ds, store.Lease{}, evs...); err != nil {
 		return fmt.Errorf("record a refused %s: %w", d.Action, err)
 	}
+	e.emit(evs)
 	callID := ""
 	if len(calls) == 1 {
 		callID = calls[0].ID

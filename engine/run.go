@@ -3,10 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -121,7 +118,7 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 		return nil, usagef("continue run %s: %v: nothing was changed", r.ID, err)
 	}
 	switch {
-	case r.Owner != "" && r.Expires.After(e.now()) && !deadOwner(r.Owner):
+	case r.Owner != "" && r.Expires.After(e.now()) && !HolderDead(r.Owner):
 		return nil, conflictf("run %s is being advanced by %s (lease until %s)", r.ID, r.Owner, r.Expires.Format(time.RFC3339))
 	case r.Owner != "" && r.Expires.After(e.now()):
 		err = e.store.Takeover(ctx, e.lease, r.ID, r.Owner)
@@ -162,21 +159,6 @@ func pending(calls []*store.Call) []*store.Call {
 	})
 }
 
-// deadOwner reports whether a lease owner ("host:pid:token") is a process
-// of this machine that no longer runs.
-func deadOwner(owner string) bool {
-	parts := strings.Split(owner, ":")
-	if len(parts) != 3 {
-		return false
-	}
-	host, _ := os.Hostname()
-	pid, err := strconv.Atoi(parts[1])
-	if parts[0] != host || err != nil || pid <= 0 {
-		return false
-	}
-	return !processAlive(pid)
-}
-
 func find(calls []*store.Call, s store.CallStatus) *store.Call {
 	for _, c := range calls {
 		if c.Status == s {
@@ -198,7 +180,7 @@ func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) (*RunView,
 // recorded.
 func (e *Engine) failErr(ctx context.Context, r *store.Run, cause error) error {
 	r.Status, r.Error = store.Failed, cause.Error()
-	ev := event(r.ID, ErrorEvent{Error: r.Error})
+	ev := event(r, ErrorEvent{Error: r.Error})
 	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil, ev); err != nil {
 		return err
 	}

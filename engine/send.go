@@ -58,7 +58,7 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 	if target := resumeTarget(a, r, calls); target != nil && r.Status == store.Suspended {
 		d := Decision{Action: store.Resume, By: m.By, OSUser: m.OSUser}
 		if why := e.check(g, r, r.StartedBy, target, d); why != "" {
-			return nil, e.refuse(ctx, r.ID, []*store.Call{target}, d, why)
+			return nil, e.refuse(ctx, r, []*store.Call{target}, d, why)
 		}
 	}
 	if err := e.store.Claim(ctx, e.lease, r.ID, store.Suspended, store.Completed); err != nil {
@@ -116,9 +116,11 @@ func (rn *runner) autoResume(ctx context.Context, m Message) (string, error) {
 	}
 	d := &store.Decision{RunID: r.ID, CallID: target.ID, Action: store.Resume, By: m.By, OSUser: m.OSUser,
 		Reason: "autoResume: extracted from the user's message", ArgsBefore: target.Args, Data: data}
-	if _, err := e.store.Decide(ctx, []*store.Decision{d}, e.lease); err != nil {
+	ev := decisionEvent(r, target, d)
+	if _, err := e.store.Decide(ctx, []*store.Decision{d}, e.lease, ev); err != nil {
 		return "", err
 	}
+	e.emit([]store.Event{ev})
 	return "", nil
 }
 

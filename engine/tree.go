@@ -53,7 +53,7 @@ func (e *Engine) loadTree(ctx context.Context, rootID string) (*tree, error) {
 func (t *tree) waiting() []*store.Call {
 	var out []*store.Call
 	for _, c := range t.calls {
-		if c.Status == store.CallInterrupted || c.Status == store.CallPending && c.Kind != store.KindDelegation {
+		if waitsForHuman(c) {
 			out = append(out, c)
 		}
 	}

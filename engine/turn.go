@@ -45,7 +45,7 @@ func (rn *runner) turn(ctx context.Context) error {
 func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed bool, err error) {
 	defs, err := rn.a.toolDefs(ctx)
 	if err == nil {
-		req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r.ID, &streamed)}
+		req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r, &streamed)}
 		resp, err = rn.generate(ctx, req)
 	}
 	var final *finalError
@@ -72,7 +72,7 @@ func (e *finalError) Error() string { return e.msg }
 func (rn *runner) stall(ctx context.Context, cause error) error {
 	r := rn.r
 	r.Status, r.Error = store.Stalled, cause.Error()
-	ev := event(r.ID, StalledEvent{Error: r.Error})
+	ev := event(r, StalledEvent{Error: r.Error})
 	if err := rn.e.store.Checkpoint(context.WithoutCancel(ctx), rn.e.lease, r, nil, ev); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool
 	r.Step++
 	ans := &answer{msg: message{Role: "assistant", Text: resp.Text}, text: resp.Text}
 	if resp.Text != "" {
-		ans.evs = append(ans.evs, event(r.ID, TextDelta{Text: resp.Text}))
+		ans.evs = append(ans.evs, event(r, TextDelta{Text: resp.Text}))
 		if streamed {
 			ans.live = 1
 		}
@@ -132,16 +132,16 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool
 			return nil, err
 		}
 		ans.calls = append(ans.calls, c)
-		ans.evs = append(ans.evs, event(r.ID, ToolCallEvent{CallID: c.ID, Tool: c.Tool, Args: c.Args}))
+		ans.evs = append(ans.evs, event(r, ToolCallEvent{CallID: c.ID, Tool: c.Tool, Args: c.Args}))
 		switch {
 		case c.Status == store.CallPending:
 			fields := ToolCallApproval{CallID: c.ID, Tool: c.Tool, Args: c.Args, Gate: c.Gate, GateError: c.GateError}
 			if !c.Deadline.IsZero() {
 				fields.Deadline = &c.Deadline
 			}
-			ans.evs = append(ans.evs, event(r.ID, fields))
+			ans.evs = append(ans.evs, event(r, fields))
 		case c.Status.Done():
-			ans.evs = append(ans.evs, resultEvent(r.ID, c))
+			ans.evs = append(ans.evs, resultEvent(r, c))
 		}
 	}
 	return ans, nil
@@ -171,12 +171,12 @@ func (rn *runner) commit(ctx context.Context, ans *answer) error {
 	if len(ans.calls) == 0 {
 		finish = "stop"
 	}
-	ans.evs = append(ans.evs, event(r.ID, StepFinish{Step: r.Step, FinishReason: finish}))
+	ans.evs = append(ans.evs, event(r, StepFinish{Step: r.Step, FinishReason: finish}))
 	rn.st.Messages = append(rn.st.Messages, ans.msg)
 	r.State = rn.st.encode()
 	if len(ans.calls) == 0 {
 		r.Status, r.Output = store.Completed, ans.text
-		ans.evs = append(ans.evs, event(r.ID, Finish{Output: r.Output}))
+		ans.evs = append(ans.evs, event(r, Finish{Output: r.Output}))
 	}
 	if err := rn.e.store.Checkpoint(ctx, rn.e.lease, r, ans.calls, ans.evs...); err != nil {
 		return err

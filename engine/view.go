@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -59,7 +61,9 @@ type PendingView struct {
 // (agentctl show).
 type RunDetail struct {
 	RunView
-	Calls     []CallView     `json:"calls"`
+	Calls []CallView `json:"calls"`
+	// Decisions are those made in the run and in every run below it in
+	// its tree (of a root: the whole tree), in the order they were made.
 	Decisions []DecisionView `json:"decisions"`
 	Grants    []string       `json:"grants"` // tools approved for the rest of the run
 }
@@ -92,6 +96,8 @@ func (c CallView) ResultText() string {
 
 // DecisionView is one record of the audit trail.
 type DecisionView struct {
+	RunID      string          `json:"runId"` // the run of the call: the run's own or a sub-run's
+	Path       []string        `json:"path"`  // agents from the root to that run
 	CallID     string          `json:"callId"`
 	Action     store.Action    `json:"action"` // approve, decline, resume, expire, grant, retry, resolve or refused
 	By         string          `json:"by"`
@@ -195,7 +201,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 		return nil, err
 	}
 	calls := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return c.RunID != id })
-	ds, err := e.store.Decisions(ctx, id)
+	ds, err := e.treeDecisions(ctx, t, id)
 	if err != nil {
 		return nil, err
 	}
@@ -210,10 +216,30 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume})
 	}
 	for _, x := range ds {
-		d.Decisions = append(d.Decisions, DecisionView{CallID: x.CallID, Action: x.Action, By: x.By, OSUser: x.OSUser,
-			Reason: x.Reason, ArgsBefore: x.ArgsBefore, ArgsAfter: x.ArgsAfter, Data: x.Data, At: x.At})
+		d.Decisions = append(d.Decisions, DecisionView{RunID: x.RunID, Path: t.runs[x.RunID].Path, CallID: x.CallID,
+			Action: x.Action, By: x.By, OSUser: x.OSUser, Reason: x.Reason, ArgsBefore: x.ArgsBefore, ArgsAfter: x.ArgsAfter,
+			Data: x.Data, At: x.At})
 	}
 	return d, nil
+}
+
+// treeDecisions returns the decisions made in run id and in every run
+// below it in tree t, in the order they were made (runs in tree order
+// where made at the same instant).
+func (e *Engine) treeDecisions(ctx context.Context, t *tree, id string) ([]*store.Decision, error) {
+	var ds []*store.Decision
+	for _, r := range t.order {
+		if !t.under(r.ID, id) {
+			continue
+		}
+		more, err := e.store.Decisions(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, more...)
+	}
+	slices.SortStableFunc(ds, func(a, b *store.Decision) int { return a.At.Compare(b.At) })
+	return ds, nil
 }
 
 // List returns runs matching f, newest first, with their pending calls.
@@ -237,19 +263,13 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 	for i, r := range runs {
 		calls := pending[r.ID]
 		if slices.ContainsFunc(calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation }) {
-			// A tree: list what waits anywhere in it.
-			if calls, err = e.store.TreePending(ctx, r.ID); err != nil {
-				return nil, err
-			}
-			tr, err := e.store.Tree(ctx, r.ID)
+			// A tree: list what waits anywhere below the run (of a
+			// sub-agent's run listed by agent: in its subtree).
+			_, t, err := e.load(ctx, r.ID)
 			if err != nil {
 				return nil, err
 			}
-			paths := map[string][]string{}
-			for _, x := range tr {
-				paths[x.ID] = x.Path
-			}
-			out[i] = e.overdue(view(r, calls, paths))
+			out[i] = e.overdue(t.view(r))
 			continue
 		}
 		out[i] = e.overdue(view(r, calls, nil))
@@ -260,4 +280,39 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 // Resolve returns the full id of the run whose id starts with prefix.
 func (e *Engine) Resolve(ctx context.Context, prefix string) (string, error) {
 	return e.store.ResolveID(ctx, prefix)
+}
+
+// MinShortID is the shortest run id prefix ShortID returns: a run id
+// starts with its creation time, 10 characters to the millisecond, so
+// runs created later never share a prefix this long with it (runs
+// created in the same millisecond, like a tree's, may: ShortID then
+// takes more).
+const MinShortID = 10
+
+// ShortID returns the shortest prefix of run id id, at least MinShortID
+// characters, that no other stored run id starts with: what the command
+// line prints for people to type back, and Resolve accepts. It only
+// reads.
+func (e *Engine) ShortID(ctx context.Context, id string) (string, error) {
+	if len(id) <= MinShortID {
+		return id, nil
+	}
+	// Unique prefixes are the longer ones: find the shortest by halving.
+	lo, hi := MinShortID, len(id)
+	for lo < hi {
+		n := (lo + hi) / 2
+		got, err := e.store.ResolveID(ctx, id[:n])
+		var amb *store.AmbiguousError
+		switch {
+		case errors.As(err, &amb):
+			lo = n + 1
+		case err != nil:
+			return "", fmt.Errorf("short id of run %s: %w", id, err)
+		case got != id:
+			return "", &store.NotFoundError{What: "no run " + id}
+		default:
+			hi = n
+		}
+	}
+	return id[:lo], nil
 }

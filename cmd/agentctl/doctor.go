@@ -8,15 +8,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
 const doctorHelp = `Check the database without changing it: SQLite's integrity_check and
 foreign keys, the schema version, the consistency of runs and calls, and
-what waits for a human (runs a stopped process left running, calls a
-crash interrupted, approvals past their deadline), with the command that
-deals with each.
+what waits for a human (runs a stopped process left running, whether its
+lease has run out or its holder is provably dead, calls a crash
+interrupted, approvals past their deadline), with the command that deals
+with each. It only reads, so it works on a database it may not write (a
+read-only file, directory or mount, a PostgreSQL role that may only
+SELECT).
 
 Exits 0 when nothing is damaged (warnings included), 1 when a check finds
 damage, 6 when the database cannot be opened at all.
@@ -38,7 +42,7 @@ func (a *app) doctorCmd() *cobra.Command {
 				return fmt.Errorf("doctor: %w", err)
 			}
 			defer db.Close()
-			r, err := db.Doctor(cmd.Context())
+			r, err := db.Doctor(cmd.Context(), sqlstore.DoctorOptions{Dead: engine.HolderDead})
 			if err != nil {
 				return fmt.Errorf("doctor %s: %w", db.Path(), err)
 			}

@@ -19,23 +19,27 @@ func (a *app) eventsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events RUNID [--follow]",
 		Short: "Print a run's events as JSON lines",
-		Long: `Events prints the events of a run, one JSON object per line, in order:
-text-delta, tool-call, tool-call-approval, tool-call-suspended,
-tool-result, step-finish, finish and error, each with type and runId first.
+		Long: `Events prints the events of a run and of its sub-agents' runs, one JSON
+object per line, in order: text-delta, tool-call, tool-call-approval,
+tool-call-suspended, decision (who decided what, as whom, why),
+tool-result, step-finish, finish, error and stalled, each with
+type, runId and path (the agents from the root to its run) first. Of a
+root run, they are the whole tree's.
 --follow keeps printing as other processes advance the run, until it
-completes or fails.`,
+completes or fails; --until stalled also stops when its model could not
+be asked (agentctl continue asks again).`,
 		Example: `  agentctl events 01JD3F
   agentctl events 01JD3F --follow | jq -c 'select(.type == "tool-result")'`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			switch until {
 			case "":
-			case store.Queued, store.Running, store.Suspended, store.Completed, store.Failed:
+			case store.Queued, store.Running, store.Suspended, store.Stalled, store.Completed, store.Failed:
 				if !follow {
 					return usageErr(errors.New("--until needs --follow"))
 				}
 			default:
-				return usageErr(fmt.Errorf("invalid --until %q: want queued, running, suspended, completed or failed", until))
+				return usageErr(fmt.Errorf("invalid --until %q: want queued, running, suspended, stalled, completed or failed", until))
 			}
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
@@ -47,7 +51,7 @@ completes or fails.`,
 		},
 	}
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing until the run completes or fails")
-	cmd.Flags().StringVar((*string)(&until), "until", "", "with --follow, stop also when the run reaches `STATUS` (suspended, running)")
+	cmd.Flags().StringVar((*string)(&until), "until", "", "with --follow, stop also when the run reaches `STATUS` (suspended, stalled, running)")
 	return cmd
 }
 
@@ -64,15 +68,14 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 		defer stopWait()
 		wait = w
 	}
-	var after int64
+	cur := &engine.Cursor{RunID: id}
 	for {
-		evs, done, err := e.Events(ctx, id, after)
+		evs, done, err := cur.Next(ctx, e)
 		if err != nil {
 			return err
 		}
 		for _, ev := range evs {
 			fmt.Fprintf(a.stdout, "%s\n", ev.JSON())
-			after = ev.ID
 		}
 		if !follow || done {
 			return nil

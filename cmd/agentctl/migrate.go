@@ -17,13 +17,22 @@ commands that only read (list, show, events, status, doctor) never change
 it and ask for an upgrade instead.
 
 With them, bring the SQLite file's schema up to date (in place, as any
-command that writes would), then copy every run, call, decision, event and spec snapshot from a SQLite
-database to a PostgreSQL one (the target's schema is created or brought up
-to date first), keeping run ids and the order of events, then verify the
-counts. Rows the target already has are left alone, so migrate is safe to
-run again, for instance after runs were added to the SQLite file
-meanwhile. Stop the processes using the SQLite file first, or runs they
-advance later are not copied.
+command that writes would), then copy every run, call, decision, event and
+spec snapshot from a SQLite database to a PostgreSQL one (the target's
+schema is created or brought up to date first), in one transaction,
+keeping run and call ids and the order of decisions and events, then
+verify that the target holds every row of the source, the same. The
+target may hold runs of its own.
+
+Rows are matched by what they are: a run by its id, a call by its run and
+id, a decision or event by its run and its place among the run's. So
+migrate is safe to run again: after more work in the SQLite file, runs
+and calls the target holds in an earlier state are brought up to date and
+new decisions and events added; a run the target has taken further (it
+was advanced there since it was copied) is left as it is there. A run
+changed in both (decided or advanced in each since it was copied) is a
+conflict: migrate copies nothing, names the runs and exits 4. Stop the processes
+using the SQLite file first, or what they do later is not copied.
 
 Examples:
   agentctl migrate --db ops.db
@@ -45,10 +54,10 @@ func (a *app) migrateCmd() *cobra.Command {
 				return a.upgrade(ctx, out)
 			case from == "" || to == "":
 				return usageErr(errors.New("migrate needs --from PATH.db and --to postgres://..."))
-			case backend.IsURL(from):
-				return usageErr(errors.New("--from: a SQLite file, not a postgres:// URL"))
-			case !backend.IsURL(to):
-				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL", to))
+			case backend.IsPostgres(from):
+				return usageErr(errors.New("--from: a SQLite file, not a PostgreSQL database"))
+			case !backend.IsPostgres(to):
+				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL or PostgreSQL key=value settings", backend.Redact(to)))
 			}
 			src, err := openDB(ctx, from, backend.Options{})
 			if err != nil {
@@ -61,22 +70,27 @@ func (a *app) migrateCmd() *cobra.Command {
 			}
 			defer dst.Close()
 			copied, err := sqlstore.Copy(ctx, src, dst)
-			if out == "json" {
-				if werr := writeJSON(a.stdout, copied); werr != nil {
-					return werr
-				}
-			} else {
-				for _, c := range copied {
-					fmt.Fprintf(a.stdout, "%-9s  %6d in the source  %6d copied  %6d already there  %6d in the target\n",
-						c.Table, c.Source, c.Copied, c.Present, c.Target)
-				}
+			var moved *sqlstore.MovedError
+			switch {
+			case errors.As(err, &moved):
+				return fmt.Errorf("migrate %s to %s: nothing was copied: %w; advance each run in one database only: "+
+					"go on with these runs where they are, or migrate into a database that does not have them", from, dst.Path(), err)
+			case err != nil:
+				return fmt.Errorf("migrate %s to %s: nothing was copied: %w", from, dst.Path(), err)
+			case out == "json":
+				return writeJSON(a.stdout, copied)
 			}
-			if err != nil {
-				return fmt.Errorf("migrate %s to %s: %w", from, dst.Path(), err)
+			ahead := 0
+			for _, c := range copied {
+				ahead += c.Ahead
+				fmt.Fprintf(a.stdout, "%-9s  %6d in the source  %6d copied  %6d updated  %6d already there  %6d in the target\n",
+					c.Table, c.Source, c.Copied, c.Updated, c.Present, c.Target)
 			}
-			if out != "json" {
-				fmt.Fprintf(a.stdout, "verified: every row of %s is in %s\n", from, dst.Path())
+			if n := ahead; n > 0 {
+				fmt.Fprintf(a.stdout, "%d %s further along in the target (advanced there since copied): left as %s\n",
+					n, plural(n, "run is", "runs are"), plural(n, "it is", "they are"))
 			}
+			fmt.Fprintf(a.stdout, "verified: %s holds every run, call, decision and event of %s, the same\n", dst.Path(), from)
 			return nil
 		},
 	}

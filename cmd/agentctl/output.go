@@ -44,8 +44,9 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // printRun prints a run after a command that advanced it, and returns
-// the exit its status calls for.
-func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
+// the exit its status calls for; its hints name the run by short, a
+// unique prefix of its id.
+func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) error {
 	if v.Notice != "" {
 		fmt.Fprintf(errw, "note: %s\n", v.Notice)
 	}
@@ -56,38 +57,12 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 		return statusExit(v.Status)
 	}
 	fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, v.Status)
-	approvals, suspended, interrupted := 0, 0, 0
 	for _, p := range v.Pending {
 		printPending(w, "  pending  ", p)
-		switch p.Kind {
-		case store.KindSuspend:
-			suspended++
-		case store.KindInterrupted:
-			interrupted++
-		default:
-			approvals++
-		}
 	}
 	switch v.Status {
 	case store.Suspended:
-		// One hint per kind of wait; --call ID where several wait alike.
-		target := func(n int) string {
-			if n > 1 {
-				return v.RunID + " --call ID"
-			}
-			return v.RunID
-		}
-		if approvals > 0 {
-			fmt.Fprintf(w, "approve: agentctl approve %s      decline: agentctl decline %s --reason \"...\"\n",
-				target(approvals), target(approvals))
-		}
-		if suspended > 0 {
-			fmt.Fprintf(w, "resume: agentctl resume %s --data '{...}'\n", target(suspended))
-		}
-		if interrupted > 0 {
-			fmt.Fprintf(w, "interrupted by a crash: agentctl retry %s      or: agentctl resolve %s --output \"...\"\n",
-				target(interrupted), target(interrupted))
-		}
+		printHints(w, v, short)
 	case store.Completed:
 		if v.Output != "" {
 			fmt.Fprintln(w, v.Output)
@@ -100,6 +75,46 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView) error {
 		fmt.Fprintln(w, "another process is advancing this run; follow it with: agentctl events", v.RunID, "--follow")
 	}
 	return statusExit(v.Status)
+}
+
+// printHints prints, for each kind of wait, the commands that decide it,
+// each runnable as printed: --call names the call when the command would
+// otherwise have several to choose from (decline takes any pending call),
+// and --call ID stands for one of several listed above. short names the
+// run: a unique prefix of its id.
+func printHints(w io.Writer, v *engine.RunView, short string) {
+	var approvals, suspended, interrupted []engine.PendingView
+	for _, p := range v.Pending {
+		switch p.Kind {
+		case store.KindSuspend:
+			suspended = append(suspended, p)
+		case store.KindInterrupted:
+			interrupted = append(interrupted, p)
+		default:
+			approvals = append(approvals, p)
+		}
+	}
+	// target names the calls ps for a command that chooses among n calls.
+	target := func(ps []engine.PendingView, n int) string {
+		switch {
+		case n == 1:
+			return short
+		case len(ps) == 1:
+			return short + " --call " + ps[0].CallID
+		}
+		return short + " --call ID"
+	}
+	if len(approvals) > 0 {
+		fmt.Fprintf(w, "approve: agentctl approve %s      decline: agentctl decline %s --reason \"...\"\n",
+			target(approvals, len(approvals)), target(approvals, len(approvals)+len(suspended)))
+	}
+	if len(suspended) > 0 {
+		fmt.Fprintf(w, "resume: agentctl resume %s --data '{...}'\n", target(suspended, len(suspended)))
+	}
+	if len(interrupted) > 0 {
+		fmt.Fprintf(w, "interrupted by a crash: agentctl retry %s      or: agentctl resolve %s --output \"...\"\n",
+			target(interrupted, len(interrupted)), target(interrupted, len(interrupted)))
+	}
 }
 
 // printPending prints one pending call on a line, then what it shows.
@@ -209,9 +224,17 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 	if f.streamer != nil && f.streamer.printed && v.Status == store.Completed {
 		v2 := *v
 		v2.Output = "" // printed as it arrived
-		return printRun(a.stdout, a.stderr, f.out, &v2)
+		return printRun(a.stdout, a.stderr, f.out, &v2, v.RunID)
 	}
-	return printRun(a.stdout, a.stderr, f.out, v)
+	short := v.RunID
+	if f.out == "text" && v.Status == store.Suspended && len(a.engines) > 0 {
+		// The hints name the run by its short id (unique, see
+		// engine.ShortID); the full id where it cannot be read.
+		if s, err := a.engines[len(a.engines)-1].ShortID(context.Background(), v.RunID); err == nil {
+			short = s
+		}
+	}
+	return printRun(a.stdout, a.stderr, f.out, v, short)
 }
 
 // textStreamer prints the text of text-delta events as it arrives, and

@@ -49,15 +49,19 @@ Exit codes:
      approver, --as without being a delegate, the same approver twice,
      or the run's starter under separateDuties); the attempt is recorded
   6  the database cannot be used: locked by another process beyond the
-     busy timeout, unwritable, corrupt, or from a newer agentctl; nothing
-     was changed (agentctl doctor checks a database)
+     busy timeout, unwritable, corrupt, from a newer agentctl, or its
+     server cannot be reached or refuses the connection (authentication,
+     TLS, privileges); nothing was changed (agentctl doctor checks a
+     database)
   7  the run stalled: its model could not be asked (provider down, key
      missing) after the run began; every result is kept, and
      agentctl continue RUN asks the model again
 
 The database is --db, else $AGENTCTL_DB, else
 $XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db):
-a SQLite file, or a postgres:// URL for a database a team shares.
+a SQLite file, or for a database a team shares a postgres:// (or
+postgresql://) URL or PostgreSQL key=value settings ("host=db dbname=ops
+user=bob"). Any other URL scheme, or unknown settings, is refused (exit 2).
 A write waits up to $AGENTCTL_BUSY_TIMEOUT (default 10s) for another
 process's transaction.`
 
@@ -102,7 +106,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.limits, err = readLimits()
 		return err
 	}
-	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file or a postgres:// URL (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
+	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file, a postgres:// URL or PostgreSQL key=value settings (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
 	root.AddCommand(
 		a.validateCmd(),
 		a.runCmd(),
@@ -221,10 +225,15 @@ func openDB(ctx context.Context, flag string, opts backend.Options) (*sqlstore.D
 	if opts.BusyTimeout, err = busyTimeout(); err != nil {
 		return nil, err
 	}
+	// A string that looks like a URL of another scheme, or like settings
+	// PostgreSQL does not know, is a mistake: it makes no file.
+	if err := backend.Check(path); err != nil {
+		return nil, usageErr(err)
+	}
 	// A new SQLite file named by --db or $AGENTCTL_DB goes in a directory
 	// that exists: a typo creates nothing. Only the default location is
 	// made.
-	if named := flag != "" || os.Getenv("AGENTCTL_DB") != ""; named && !opts.ReadOnly && !opts.Inspect && !backend.IsURL(path) {
+	if named := flag != "" || os.Getenv("AGENTCTL_DB") != ""; named && !opts.ReadOnly && !opts.Inspect && !backend.IsPostgres(path) {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
 				return nil, fmt.Errorf("open database %s: %w: directory %s does not exist; create it first (agentctl makes directories only for its default database)",

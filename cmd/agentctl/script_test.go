@@ -138,6 +138,8 @@ func TestScripts(t *testing.T) {
 				return pgtest.Available() || pgtest.Required(), nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "unshare": // a new PID namespace: root, and a kernel that allows it
+				return exec.Command("unshare", "-p", "-f", "--mount-proc", "true").Run() == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -145,6 +145,9 @@ func printDetail(a *app, d *engine.RunDetail) {
 			if x.Reason != "" {
 				fmt.Fprintf(w, "  reason: %s", oneLine(x.Reason, 200))
 			}
+			if x.RunID != d.RunID {
+				fmt.Fprintf(w, "  in %s (run %s)", strings.Join(x.Path, " > "), x.RunID)
+			}
 			fmt.Fprintln(w)
 			if len(x.ArgsAfter) > 0 {
 				fmt.Fprintf(w, "      args: %s -> %s\n", x.ArgsBefore, x.ArgsAfter)

@@ -14,7 +14,9 @@ queue (runs waiting for a worker), and the calls waiting for a human with
 the oldest of them.
 
 A worker is alive if it beat within its lease (it beats three times a
-lease).
+lease). One that stopped beating without unregistering (killed, its
+machine lost) is listed as gone for three of its leases, then no longer;
+the next heartbeat of any worker deletes it.
 
 Examples:
   agentctl status

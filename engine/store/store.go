@@ -222,22 +222,30 @@ type EventType string
 //
 // The store keeps Data, the event's own fields, as given, and its type
 // and run in columns of their own; JSON renders the event as consumers
-// read it, the envelope (type, runId) first.
+// read it, the envelope (type, runId, path) first.
 type Event struct {
 	ID    int64 // increasing within a store
 	RunID string
 	Type  EventType
 	Data  json.RawMessage // the event's own fields: a JSON object, without type and runId
 	At    time.Time
+	// Path names the agents from the root of the run's tree to the run.
+	// It is not stored: it is the run's, filled in by whoever hands the
+	// event to consumers (the engine, live and from storage).
+	Path []string
 }
 
 // JSON renders the event as one JSON object: {"type":..., "runId":...,
-// then the fields of Data}.
+// "path":[...] when known, then the fields of Data}.
 func (e Event) JSON() []byte {
 	t, _ := json.Marshal(e.Type)
 	r, _ := json.Marshal(e.RunID)
 	b := make([]byte, 0, len(t)+len(r)+len(e.Data)+20)
 	b = append(append(append(append(b, `{"type":`...), t...), `,"runId":`...), r...)
+	if e.Path != nil {
+		p, _ := json.Marshal(e.Path)
+		b = append(append(b, `,"path":`...), p...)
+	}
 	fields := bytes.TrimSpace(e.Data)
 	if len(fields) > 2 && fields[0] == '{' {
 		return append(append(b, ','), fields[1:]...)
@@ -278,6 +286,12 @@ type Worker struct {
 
 // Alive reports whether the worker has beaten within its lease.
 func (w Worker) Alive(now time.Time) bool { return now.Sub(w.Seen) <= w.Lease }
+
+// WorkerAgeOut is how many of its leases a worker that stopped beating
+// (killed, or its machine lost) is still listed, as gone; after that,
+// reads no longer list it, and the next heartbeat of any worker deletes
+// its row.
+const WorkerAgeOut = 3
 
 // QueueStatus is the work and the workers of a database.
 type QueueStatus struct {
@@ -394,10 +408,12 @@ type Store interface {
 	// returns nil when there is none. Of several workers, each claims a
 	// different run.
 	ClaimWork(ctx context.Context, lease Lease, agent string) (*Run, error)
-	// Beat records that a worker is alive; Gone that it stopped.
+	// Beat records that a worker is alive, and deletes the workers that
+	// aged out (see WorkerAgeOut); Gone that it stopped.
 	Beat(ctx context.Context, w Worker) error
 	Gone(ctx context.Context, workerID string) error
-	// Queue reports the work and the workers (agentctl status).
+	// Queue reports the work and the workers (agentctl status): those
+	// that have not aged out, alive or gone.
 	Queue(ctx context.Context) (*QueueStatus, error)
 
 	Close() error
@@ -423,6 +439,12 @@ var (
 	ErrCorrupt error = &unavailable{"database corrupt"}
 	// ErrCannotWrite: the database or its directory cannot be written.
 	ErrCannotWrite error = &unavailable{"cannot write the database"}
+	// ErrCannotConnect: the database server cannot be reached, or
+	// refuses the connection (authentication, TLS, no such database).
+	ErrCannotConnect error = &unavailable{"cannot connect to the database"}
+	// ErrDenied: the database refuses the role an action it lacks the
+	// privilege for.
+	ErrDenied error = &unavailable{"the database refused the role"}
 	// ErrOldSchema: a database opened only to read was written by an
 	// older agentctl and needs its schema upgraded first.
 	ErrOldSchema error = &unavailable{"database schema is older than this agentctl"}

@@ -1,6 +1,8 @@
 // Package backend opens the store a data source names: a postgres:// URL
-// (package postgres) or a SQLite file (package sqlite). It is the one
-// place that picks a backend.
+// or libpq key=value settings (package postgres), or a SQLite file
+// (package sqlite). It is the one place that picks a backend, and it
+// refuses a string that looks like a URL of another scheme, or like
+// settings PostgreSQL does not know, rather than make a file of it.
 package backend
 
 import (
@@ -31,25 +33,48 @@ type Options struct {
 	// with no agentctl schema, read as empty; a schema older than this
 	// build's fails with store.ErrOldSchema.
 	ReadOnly bool
-	// Inspect opens read-only as found, whatever its schema (doctor).
+	// Inspect opens read-only as found, whatever its schema (doctor); a
+	// SQLite file that does not exist is a *store.NotFoundError.
 	Inspect bool
 	// BusyTimeout is how long a SQLite write waits for another
 	// process's transaction; 0: the default.
 	BusyTimeout time.Duration
 }
 
-// IsURL reports whether dsn names a PostgreSQL database.
-func IsURL(dsn string) bool { return postgres.IsURL(dsn) }
+// ErrBadDSN reports a database string that names no database agentctl
+// can open; nothing was created.
+var ErrBadDSN = postgres.ErrBadDSN
+
+// IsPostgres reports whether dsn names a PostgreSQL database: a
+// postgres:// or postgresql:// URL, or key=value settings.
+func IsPostgres(dsn string) bool { return postgres.IsDSN(dsn) }
+
+// IsURL is IsPostgres.
+func IsURL(dsn string) bool { return IsPostgres(dsn) }
+
+// Check says whether dsn is a database string agentctl accepts (a SQLite
+// file path, a postgres:// URL, PostgreSQL key=value settings); an
+// error matches ErrBadDSN and shows dsn with its passwords masked.
+func Check(dsn string) error { return postgres.Check(dsn) }
+
+// Redact returns dsn with its passwords masked, for messages and logs.
+func Redact(dsn string) string { return postgres.Redact(dsn) }
 
 // Open opens the store dsn names.
 func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
+	if err := Check(dsn); err != nil {
+		return nil, err
+	}
 	if opts.Inspect {
+		if _, err := os.Stat(dsn); !IsPostgres(dsn) && errors.Is(err, fs.ErrNotExist) {
+			return nil, &store.NotFoundError{What: "no database at " + dsn}
+		}
 		return open(ctx, dsn, opts)
 	}
 	if !opts.ReadOnly {
 		return open(ctx, dsn, opts)
 	}
-	if !IsURL(dsn) {
+	if !IsPostgres(dsn) {
 		if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
 			return empty(ctx)
 		}
@@ -72,7 +97,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
 
 func open(ctx context.Context, dsn string, opts Options) (*sqlstore.DB, error) {
 	readOnly := opts.ReadOnly || opts.Inspect
-	if IsURL(dsn) {
+	if IsPostgres(dsn) {
 		return postgres.Open(ctx, dsn, postgres.Options{ReadOnly: readOnly})
 	}
 	return sqlite.Open(ctx, dsn, sqlite.Options{BusyTimeout: opts.BusyTimeout, ReadOnly: readOnly})
@@ -90,7 +115,7 @@ type Wakeup func(ctx context.Context, d time.Duration) error
 // Wakeups returns a Wakeup for dsn's channel (PostgreSQL's LISTEN; on
 // SQLite it waits d) and a function that stops listening.
 func Wakeups(ctx context.Context, dsn, channel string) (Wakeup, func(), error) {
-	if !IsURL(dsn) {
+	if !IsPostgres(dsn) {
 		return func(ctx context.Context, d time.Duration) error {
 			t := time.NewTimer(d)
 			defer t.Stop()

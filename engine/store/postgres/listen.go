@@ -20,7 +20,7 @@ type Listener struct {
 func Listen(ctx context.Context, dsn, channel string) (*Listener, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", Redact(dsn), classify(err))
+		return nil, fmt.Errorf("listen on %s: %w", Redact(dsn), Scrub(classify(err), dsn))
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		conn.Close(ctx)

@@ -11,9 +11,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,28 +31,6 @@ type Options struct {
 	ReadOnly bool
 }
 
-// IsURL reports whether a --db value names a PostgreSQL database.
-func IsURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
-
-// Redact returns a database URL without its password, for messages.
-func Redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "postgres://..."
-	}
-	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
-		for _, k := range []string{"password", "sslpassword"} {
-			if q.Has(k) {
-				q.Set(k, "xxxxx")
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
-}
-
 // Channels NOTIFY uses: work for workers (payload: a run id), events for
 // followers (payload: a run id).
 const (
@@ -66,16 +41,19 @@ const (
 // Open connects to the database at dsn and brings its schema up to date.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	name := Redact(dsn)
+	if err := Check(dsn); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", name, classify(err))
+		return nil, fmt.Errorf("open database %s: %w", name, Scrub(classify(err), dsn))
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	version, err := schema(ctx, db, opts.ReadOnly)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open database %s: %w", name, classify(err))
+		return nil, fmt.Errorf("open database %s: %w", name, Scrub(classify(err), dsn))
 	}
 	d := sqlstore.Dialect{
 		Name:       "postgres",
@@ -146,31 +124,6 @@ func readSchema(ctx context.Context, db *sql.DB) (int, error) {
 			store.ErrNewerSchema, v, len(migrations))
 	}
 	return v, nil
-}
-
-// classify maps PostgreSQL failures to the store's sentinels.
-func classify(err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
-		return err
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch {
-		case pe.Code == "55P03" || pe.Code == "57014": // lock_not_available, query_canceled (lock_timeout)
-			return fmt.Errorf("%w: %v; nothing was changed", store.ErrBusy, err)
-		case strings.HasPrefix(pe.Code, "28"), pe.Code == "3D000", pe.Code == "42501": // auth, no database, privilege
-			return fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
-		case strings.HasPrefix(pe.Code, "XX"):
-			return fmt.Errorf("%w: %v", store.ErrCorrupt, err)
-		}
-		return err
-	}
-	var ne net.Error
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) || errors.As(err, &ne) {
-		return fmt.Errorf("%w: cannot reach the server: %v", store.ErrCannotWrite, err)
-	}
-	return err
 }
 
 // migrations bring the schema from version i to i+1. Never edit one that

@@ -102,26 +102,6 @@ func TestOldEvents(t *testing.T) {
 	})
 }
 
-// TestRedact masks a password wherever a URL carries it.
-func TestRedact(t *testing.T) {
-	for dsn, want := range map[string]string{
-		"postgres://bob:s3cret@db/ops":                                  "postgres://bob:xxxxx@db/ops",
-		"postgres://bob@db/ops?password=s3cret&sslmode=disable":         "postgres://bob@db/ops?password=xxxxx&sslmode=disable",
-		"postgres://bob:p%40ss%3Aw@db/ops?sslpassword=k3y":              "postgres://bob:xxxxx@db/ops?sslpassword=xxxxx",
-		"postgresql://db/ops?sslmode=require&application_name=agentctl": "postgresql://db/ops?sslmode=require&application_name=agentctl",
-	} {
-		got := postgres.Redact(dsn)
-		if got != want {
-			t.Errorf("Redact(%q) = %q, want %q", dsn, got, want)
-		}
-		for _, secret := range []string{"s3cret", "p%40ss", "k3y"} {
-			if strings.Contains(got, secret) {
-				t.Errorf("Redact(%q) = %q: the secret shows", dsn, got)
-			}
-		}
-	}
-}
-
 // The schema versions before the migrations the tests of old rows replay.
 const (
 	eventFields   = 3 // sqlstore.EventFieldsMigration

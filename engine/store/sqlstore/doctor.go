@@ -79,10 +79,18 @@ var checks = []struct {
 		"runs with calls past their approvalTimeout", FindingWarn},
 }
 
+// DoctorOptions configure Doctor.
+type DoctorOptions struct {
+	// Dead reports whether a lease holder is provably a process that no
+	// longer runs: the runs it holds are reported stopped at once, not
+	// only once the lease runs out. Nil: only expired leases count.
+	Dead func(owner string) bool
+}
+
 // Doctor checks the database: the backend's integrity check, the schema
 // version, the consistency of runs and calls, and what waits for a
 // human. It only reads.
-func (s *DB) Doctor(ctx context.Context) (*Report, error) {
+func (s *DB) Doctor(ctx context.Context, opts DoctorOptions) (*Report, error) {
 	r := &Report{Path: s.path, Backend: s.d.Name, Schema: s.version, Known: s.known, Runs: map[string]int{}, Journal: "n/a"}
 	if fi, err := os.Stat(s.path); err == nil {
 		r.Bytes = fi.Size()
@@ -140,6 +148,13 @@ func (s *DB) Doctor(ctx context.Context) (*Report, error) {
 		if err := s.strings(ctx, &ids, s.rebind(c.query+" LIMIT 21"), args...); err != nil {
 			return nil, s.Classify(err)
 		}
+		if c.name == "stopped runs" && opts.Dead != nil {
+			held, err := s.deadHolders(ctx, now, opts.Dead)
+			if err != nil {
+				return nil, s.Classify(err)
+			}
+			ids = append(ids, held...)
+		}
 		f := Finding{Check: c.name, Status: FindingOK}
 		if len(ids) > 0 {
 			f.Status, f.Detail, f.Runs = c.status, c.detail, ids[:min(len(ids), 20)]
@@ -167,4 +182,26 @@ func (s *DB) strings(ctx context.Context, out *[]string, q string, args ...any) 
 		*out = append(*out, v)
 	}
 	return rows.Err()
+}
+
+// deadHolders returns the running runs whose lease has not run out but
+// whose holder is provably dead (at most 21).
+func (s *DB) deadHolders(ctx context.Context, now int64, dead func(string) bool) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT id, owner FROM runs
+		WHERE status = 'running' AND owner IS NOT NULL AND lease_expires >= ? ORDER BY id`), now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() && len(ids) < 21 {
+		var id, owner string
+		if err := rows.Scan(&id, &owner); err != nil {
+			return nil, err
+		}
+		if dead(owner) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, rows.Err()
 }

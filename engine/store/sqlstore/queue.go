@@ -15,6 +15,10 @@ const work = `((status = 'queued' AND owner IS NULL)
 	OR (status = 'running' AND (owner IS NULL OR lease_expires < ?))
 	OR (status = 'suspended' AND ready = 1 AND owner IS NULL))`
 
+// agedOut is true of a worker row that aged out (store.WorkerAgeOut);
+// its one parameter is now.
+var agedOut = fmt.Sprintf(`seen_at < CAST(? AS BIGINT) - %d * lease_ms`, store.WorkerAgeOut)
+
 // ClaimWork implements store.Store. It is one statement: the claim is
 // atomic without a transaction around it, and costs one round trip.
 func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*store.Run, error) {
@@ -49,6 +53,12 @@ func (s *DB) Beat(ctx context.Context, w store.Worker) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, done = excluded.done`,
 			w.ID, w.Host, w.PID, w.Agent, w.Concurrency, w.Lease.Milliseconds(), ms(w.Started), ms(now), w.Done)
+		if err != nil {
+			return err
+		}
+		// Workers that stopped beating long ago (killed) are deleted here,
+		// on a worker's write path: reads only leave them out.
+		_, err = tx.ExecContext(ctx, `DELETE FROM workers WHERE `+agedOut, ms(now))
 		return err
 	})
 	if err != nil {
@@ -69,7 +79,8 @@ func (s *DB) Gone(ctx context.Context, workerID string) error {
 func (s *DB) Queue(ctx context.Context) (*store.QueueStatus, error) {
 	now := ms(s.now())
 	q := &store.QueueStatus{}
-	rows, err := s.query(ctx, `SELECT id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done FROM workers ORDER BY started_at, id`)
+	rows, err := s.query(ctx, `SELECT id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done FROM workers
+		WHERE NOT (`+agedOut+`) ORDER BY started_at, id`, now)
 	if err != nil {
 		return nil, fmt.Errorf("workers: %w", err)
 	}

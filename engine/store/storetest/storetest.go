@@ -75,6 +75,7 @@ func Run(t *testing.T, b Backend) {
 		{"Work", testWork},
 		{"WorkRace", testWorkRace},
 		{"Workers", testWorkers},
+		{"WorkersAgeOut", testWorkersAgeOut},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

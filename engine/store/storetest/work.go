@@ -184,6 +184,51 @@ func testWorkers(e *env) {
 	}
 }
 
+// testWorkersAgeOut: a worker that stops beating without saying so
+// (SIGKILL) is listed as gone for store.WorkerAgeOut leases, then no
+// longer listed; a read deletes nothing, the next heartbeat deletes it.
+func testWorkersAgeOut(e *env) {
+	s := e.handle()
+	lease := time.Minute
+	killed := store.Worker{ID: "killed", Host: "h", PID: 42, Concurrency: 1, Lease: lease, Started: e.clock.now()}
+	if err := s.Beat(e.ctx, killed); err != nil {
+		e.t.Fatal(err)
+	}
+	ids := func() []string {
+		q, err := s.Queue(e.ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var out []string
+		for _, w := range q.Workers {
+			out = append(out, w.ID)
+		}
+		return out
+	}
+	e.clock.add(store.WorkerAgeOut * lease)
+	if got := ids(); len(got) != 1 {
+		e.t.Errorf("within %d leases: workers %v, want the gone one listed", store.WorkerAgeOut, got)
+	}
+	e.clock.add(time.Second)
+	if got := ids(); len(got) != 0 {
+		e.t.Errorf("after %d leases: workers %v, want none", store.WorkerAgeOut, got)
+	}
+	// The read deleted nothing: back in time, it is listed again.
+	e.clock.add(-time.Minute)
+	if got := ids(); len(got) != 1 {
+		e.t.Errorf("a read deleted a worker: %v", got)
+	}
+	e.clock.add(time.Minute)
+	live := store.Worker{ID: "live", Host: "h", PID: 43, Concurrency: 1, Lease: lease, Started: e.clock.now()}
+	if err := s.Beat(e.ctx, live); err != nil {
+		e.t.Fatal(err)
+	}
+	e.clock.add(-time.Minute)
+	if got := ids(); len(got) != 1 || got[0] != "live" {
+		e.t.Errorf("after another worker's heartbeat: workers %v, want only live (the aged one deleted)", got)
+	}
+}
+
 // OldEvents checks that event rows written before store.Event.Data held
 // an event's own fields only (behind a '@' mark, or behind the whole
 // envelope) read as their own fields once the schema is migrated. put
