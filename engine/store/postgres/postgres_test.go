@@ -78,15 +78,8 @@ func TestOldEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.OldEvents(t, func(rows [][2]string) {
-		db, err := postgres.Open(ctx, dsn, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := oldRun(t, dsn)
 		defer db.Close()
-		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
-		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
-			t.Fatal(err)
-		}
 		for _, row := range rows {
 			if _, err := db.SQL().ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES ('01OLD', $1, $2, 0)`, row[0], row[1]); err != nil {
 				t.Fatal(err)
@@ -132,15 +125,8 @@ func TestOldResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.OldResults(t, func(results, events []string) {
-		db, err := postgres.Open(ctx, dsn, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := oldRun(t, dsn)
 		defer db.Close()
-		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
-		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
-			t.Fatal(err)
-		}
 		for i, res := range results {
 			if _, err := db.SQL().ExecContext(ctx, `INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, result, created_at, updated_at)
 				VALUES ('01OLD', $1, $2, 1, 't', '{}', 'succeeded', $3, 0, 0)`, fmt.Sprintf("call_%d", i+1), i+1, res); err != nil {
@@ -160,4 +146,21 @@ func TestOldResults(t *testing.T) {
 		}
 		return db
 	})
+}
+
+// oldRun opens the database and creates the completed run 01OLD, under
+// which the tests of old rows insert them.
+func oldRun(t *testing.T, dsn string) *sqlstore.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
+	if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return db
 }

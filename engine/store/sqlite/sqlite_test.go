@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/sqlstore"
 	"github.com/agentctl/agentctl/engine/store/storetest"
 )
 
@@ -68,15 +69,8 @@ func TestOldEvents(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.db")
 	storetest.OldEvents(t, func(rows [][2]string) {
-		db, err := Open(ctx, path, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := oldRun(t, path)
 		defer db.Close()
-		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
-		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
-			t.Fatal(err)
-		}
 		for _, row := range rows {
 			if _, err := db.SQL().Exec(`INSERT INTO events(run_id, type, data, at) VALUES ('01OLD', ?, ?, 0)`, row[0], row[1]); err != nil {
 				t.Fatal(err)
@@ -117,15 +111,8 @@ func TestOldResults(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.db")
 	storetest.OldResults(t, func(results, events []string) {
-		db, err := Open(ctx, path, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := oldRun(t, path)
 		defer db.Close()
-		r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
-		if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
-			t.Fatal(err)
-		}
 		for i, res := range results {
 			if _, err := db.SQL().Exec(`INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, result, created_at, updated_at)
 				VALUES ('01OLD', ?, ?, 1, 't', '{}', 'succeeded', ?, 0, 0)`, fmt.Sprintf("call_%d", i+1), i+1, res); err != nil {
@@ -145,4 +132,21 @@ func TestOldResults(t *testing.T) {
 		}
 		return db
 	})
+}
+
+// oldRun opens the database and creates the completed run 01OLD, under
+// which the tests of old rows insert them.
+func oldRun(t *testing.T, path string) *sqlstore.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &store.Run{ID: "01OLD", Agent: "a", Status: store.Completed, SpecHash: "h", State: []byte("{}")}
+	if err := db.CreateRun(ctx, r, []byte("s"), store.Lease{}); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return db
 }
