@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	osexec "os/exec"
 	"slices"
 	"strings"
@@ -33,6 +32,7 @@ type Action struct {
 	argv      []*tmpl.String
 	dir       string
 	env       map[string]*tmpl.String
+	inherit   []string
 	shell     bool
 	timeout   time.Duration
 	maxOutput int
@@ -40,7 +40,7 @@ type Action struct {
 
 // New returns the Action for an exec declaration.
 func New(e *spec.Exec) *Action {
-	a := &Action{argv: e.Command, dir: e.Dir, env: e.Env, shell: e.Shell, timeout: e.Timeout, maxOutput: int(e.MaxOutput)}
+	a := &Action{argv: e.Command, dir: e.Dir, env: e.Env, inherit: e.InheritEnv, shell: e.Shell, timeout: e.Timeout, maxOutput: int(e.MaxOutput)}
 	if a.timeout == 0 {
 		a.timeout = DefaultTimeout
 	}
@@ -74,7 +74,9 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 		// A fixed script: values reach it only as environment variables.
 		argv = []string{"/bin/sh", "-c", argv[0], "agentctl-tool"}
 	}
-	vars := append(os.Environ(), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
+	// A minimal environment: a model key or database URL in agentctl's
+	// environment never reaches a command that could echo it.
+	vars := append(toolkits.ChildEnv(a.inherit), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
 	for _, name := range slices.Sorted(maps.Keys(a.env)) {
 		v, err := a.env[name].Render(env)
 		if err != nil {
@@ -131,7 +133,7 @@ func (w *capped) String() string {
 }
 
 // Kit builds the tool of an exec declaration: the environment variables
-// its command and env read are its secrets.
+// its command and env read, and those it inherits, are its secrets.
 func Kit(t *spec.Tool) (toolkits.Kit, error) {
 	var vars []string
 	argv := make([]string, len(t.Exec.Command))
@@ -142,5 +144,6 @@ func Kit(t *spec.Tool) (toolkits.Kit, error) {
 	for _, v := range t.Exec.Env {
 		vars = append(vars, v.EnvNames()...)
 	}
+	vars = append(vars, t.Exec.InheritEnv...)
 	return &toolkits.Declared{Spec: t, Act: New(t.Exec), Summary: "exec " + strings.Join(argv, " "), Vars: vars}, nil
 }
