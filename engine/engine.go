@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -47,6 +48,12 @@ type Config struct {
 	// Groups returns the OS groups of a user, for approvers such as
 	// group:sre; default: the system's (os/user).
 	Groups func(user string) ([]string, error)
+	// Stop, once closed, asks the engine to stop advancing runs
+	// gracefully (SIGTERM): the step in flight (a tool running, a model
+	// turn) goes on under its context, then its run is checkpointed and
+	// released, as when the context ends; a worker pool claims nothing
+	// more. Ending the context stops the step in flight too.
+	Stop <-chan struct{}
 }
 
 // Engine runs agents on a Store.
@@ -61,6 +68,9 @@ type Engine struct {
 
 	delegates []string
 	groups    func(string) ([]string, error)
+
+	stop     <-chan struct{}
+	inflight atomic.Int64 // steps under way
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
@@ -93,9 +103,24 @@ func New(st store.Store, cfg Config) *Engine {
 
 		delegates: cfg.Delegates,
 		groups:    cfg.Groups,
+		stop:      cfg.Stop,
 		graphs:    map[string]*Graph{},
 	}
 }
+
+// stopping reports whether the engine was asked to stop (Config.Stop).
+func (e *Engine) stopping() bool {
+	select {
+	case <-e.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Busy reports whether the engine is advancing a run: a step (a tool, a
+// model turn) is under way, which a graceful stop lets finish.
+func (e *Engine) Busy() bool { return e.inflight.Load() > 0 }
 
 // Compile compiles a spec with the engine's model providers and
 // toolkits.

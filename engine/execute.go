@@ -86,6 +86,12 @@ func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call 
 	call.Env = toolkits.Environ()
 	res, err := t.Do(ctx, call)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopped past the grace period: the tool was killed mid-way.
+		if err := rn.interrupt(context.WithoutCancel(ctx), c, "interrupted: agentctl was stopped before the tool finished; it may or may not have taken effect"); err != nil {
+			return err
+		}
+		return ctx.Err()
 	case err != nil:
 		status, content = store.CallFailed, "error: "+err.Error()
 	case res.Failed:

@@ -173,7 +173,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := engine.Config{Models: model.Default(), Delegates: ds}
+	cfg := engine.Config{Models: model.Default(), Delegates: ds, Stop: a.stop}
 	switch {
 	case f.events:
 		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.JSON()) }
@@ -191,7 +191,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 		cfg.Models = cfg.Models.Replaying(f.replay)
 	}
 	e := engine.New(db, cfg)
-	a.engines = append(a.engines, e)
+	a.addEngine(e)
 	return e, nil
 }
 
