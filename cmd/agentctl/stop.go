@@ -58,7 +58,8 @@ func (a *app) watchSignals(cancel context.CancelCauseFunc) (unwatch func()) {
 }
 
 // busy reports whether one of the command's engines is advancing a run,
-// and the grace period it may take.
+// and the grace period it may take. grace is read only then: set by the
+// flags before the engine was added under a.mu, it is seen here.
 func (a *app) busy() (bool, time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -67,7 +68,7 @@ func (a *app) busy() (bool, time.Duration) {
 			return true, a.grace
 		}
 	}
-	return false, a.grace
+	return false, 0
 }
 
 // addEngine keeps an engine the command advances runs with: it is asked
