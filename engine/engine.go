@@ -11,6 +11,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -48,6 +49,12 @@ type Config struct {
 	Groups func(user string) ([]string, error)
 	// Limits cap what the engine takes from models and tools.
 	Limits Limits
+	// Stop, once closed, asks the engine to stop advancing runs
+	// gracefully (SIGTERM): the step in flight (a tool running, a model
+	// turn) goes on under its context, then its run is checkpointed and
+	// released, as when the context ends; a worker pool claims nothing
+	// more. Ending the context stops the step in flight too.
+	Stop <-chan struct{}
 }
 
 // Limits cap what a run takes in from outside, so that a runaway model or
@@ -81,6 +88,9 @@ type Engine struct {
 	delegates []string
 	groups    func(string) ([]string, error)
 	limits    Limits
+
+	stop     <-chan struct{}
+	inflight atomic.Int64 // steps under way
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
@@ -120,9 +130,24 @@ func New(st store.Store, cfg Config) *Engine {
 		delegates: cfg.Delegates,
 		groups:    cfg.Groups,
 		limits:    cfg.Limits,
+		stop:      cfg.Stop,
 		graphs:    map[string]*Graph{},
 	}
 }
+
+// stopping reports whether the engine was asked to stop (Config.Stop).
+func (e *Engine) stopping() bool {
+	select {
+	case <-e.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Busy reports whether the engine is advancing a run: a step (a tool, a
+// model turn) is under way, which a graceful stop lets finish.
+func (e *Engine) Busy() bool { return e.inflight.Load() > 0 }
 
 // Compile compiles a spec with the engine's model providers and
 // toolkits.

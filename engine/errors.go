@@ -17,6 +17,9 @@ var (
 	ErrUsage = errors.New("invalid request")
 	// ErrMaxSteps reports a run that used up its agent's maxSteps.
 	ErrMaxSteps = errors.New("maximum steps reached")
+	// errStopped ends a run's loop between steps once the engine is asked
+	// to stop (Config.Stop); the run is released like an interrupted one.
+	errStopped = errors.New("stopping")
 	// ErrOneCall reports edited arguments or resume data given for
 	// several calls at once. It matches ErrUsage.
 	ErrOneCall error = &requestError{kind: ErrUsage, msg: "edited arguments and resume data apply to one call"}

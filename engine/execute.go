@@ -83,6 +83,12 @@ func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call 
 	res, err := t.Do(ctx, call)
 	m := store.Move{From: store.CallExecuting, To: store.CallSucceeded, Result: res.Content, ResultObject: res.Object}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopped past the grace period: the tool was killed mid-way.
+		if err := rn.interrupt(context.WithoutCancel(ctx), c, "interrupted: agentctl was stopped before the tool finished; it may or may not have taken effect"); err != nil {
+			return err
+		}
+		return ctx.Err()
 	case err != nil:
 		m.To, m.Result, m.ResultObject = store.CallFailed, "error: "+err.Error(), false
 	case res.Failed:

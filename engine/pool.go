@@ -48,12 +48,13 @@ type pool struct {
 	idleOnce sync.Once
 }
 
-// Serve advances runs left for a worker until ctx is done (SIGTERM) or,
-// with ExitWhenIdle, nothing is left: queued runs, runs decided with
-// --detach, runs whose process stopped, and overdue calls, which it
-// declines. It registers as a worker, beats while it lives, and reports
-// how many runs it advanced. The step in flight when ctx ends is
-// checkpointed and its run released.
+// Serve advances runs left for a worker until ctx is done, the engine is
+// asked to stop (Config.Stop: SIGTERM) or, with ExitWhenIdle, nothing is
+// left: queued runs, runs decided with --detach, runs whose process
+// stopped, and overdue calls, which it declines. It registers as a
+// worker, beats while it lives, and reports how many runs it advanced.
+// Asked to stop, it lets the step in flight finish; when ctx ends, the
+// step is cut short. Either way its run is checkpointed and released.
 func (e *Engine) Serve(ctx context.Context, opts PoolOptions) (int, error) {
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
@@ -133,11 +134,11 @@ func (p *pool) waking(ctx context.Context) {
 // work is one worker: it advances what it can claim, declines what is
 // overdue, and otherwise waits for a wake-up.
 func (p *pool) work(ctx context.Context) {
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !p.e.stopping() {
 		if p.advance(ctx) {
 			continue
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || p.e.stopping() {
 			return
 		}
 		// Nothing this worker may claim: decline what is overdue, which
@@ -157,6 +158,7 @@ func (p *pool) work(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+		case <-p.e.stop:
 		case <-p.idle:
 			return
 		case <-p.wake:

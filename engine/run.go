@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -71,13 +72,17 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 
 // advance drives a run this process holds until it completes, fails or
 // waits for a human, checkpointing after every step, and returns the run
-// as it left it. Interrupted (ctx done), it releases the run, which stays
-// as last checkpointed for agentctl continue.
+// as it left it. Interrupted (ctx done) or stopped (Config.Stop), it
+// releases the run, which stays as last checkpointed for agentctl continue.
 func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
 	v, err := e.step(ctx, g, r)
-	if err != nil && ctx.Err() != nil {
-		_ = e.store.Release(context.WithoutCancel(ctx), e.lease, r.ID)
-		return nil, &InterruptedError{RunID: r.RootID}
+	var child *InterruptedError // a sub-agent's run, stopped within this one's step
+	if err != nil && (ctx.Err() != nil || errors.Is(err, errStopped) || errors.As(err, &child)) {
+		stopped := &InterruptedError{RunID: r.RootID}
+		if err := e.store.Release(context.WithoutCancel(ctx), e.lease, r.ID); err != nil {
+			return nil, errors.Join(stopped, err) // the run stays held until its lease runs out
+		}
+		return nil, stopped
 	}
 	return v, err
 }

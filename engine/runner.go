@@ -28,6 +28,8 @@ type runner struct {
 
 // step is advance without the handling of interruption.
 func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
 	stop := e.heartbeat(ctx, r.ID)
 	defer stop()
 	a, ok := g.agents[r.Agent]
@@ -57,6 +59,9 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 		}
 		if r.Status.Stopped() {
 			return view(r, nil, nil), nil
+		}
+		if rn.e.stopping() {
+			return nil, errStopped
 		}
 		turn := slices.DeleteFunc(slices.Clone(rn.calls), func(c *store.Call) bool { return c.Step != r.Step })
 		if c := find(turn, store.CallApproved); c != nil {
@@ -112,8 +117,15 @@ func (rn *runner) suspend(ctx context.Context) (v *RunView, again bool, err erro
 // recover deals with a call found executing while this process holds the
 // run, that is, left so by a process that died.
 func (rn *runner) recover(ctx context.Context, c *store.Call) error {
+	return rn.interrupt(ctx, c, "interrupted: the process running this call stopped; it may or may not have taken effect")
+}
+
+// interrupt records a call whose tool did not finish as interrupted, for a
+// human to retry or resolve (an idempotent tool is approved to run again):
+// never a failure told to the model.
+func (rn *runner) interrupt(ctx context.Context, c *store.Call, why string) error {
 	m := store.Move{RunID: rn.r.ID, CallID: c.ID, From: store.CallExecuting, To: store.CallInterrupted, Kind: store.KindInterrupted,
-		Result: "interrupted: the process running this call stopped; it may or may not have taken effect"}
+		Result: why}
 	if t := rn.a.decl(c.Tool); t != nil && t.Idempotent {
 		m.To, m.Kind, m.Result = store.CallApproved, "", ""
 	}

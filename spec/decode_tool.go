@@ -138,6 +138,7 @@ func (d *decoder) exec(f *file, n *yaml.Node, path string) *Exec {
 		}
 	}
 	e.Env = d.templates(f, field(n, "env"), actionVars)
+	e.InheritEnv = d.envNames(f, field(n, "inheritEnv"), path+".inheritEnv")
 	e.Timeout = d.duration(f, field(n, "timeout"), path+".timeout")
 	e.MaxOutput = d.size(f, field(n, "maxOutput"), path+".maxOutput")
 	return e
@@ -145,7 +146,8 @@ func (d *decoder) exec(f *file, n *yaml.Node, path string) *Exec {
 
 func (d *decoder) mcp(f *file, n *yaml.Node, path string) *MCP {
 	m := &MCP{URL: str(field(n, "url")), AutoApproveReadOnly: boolean(field(n, "autoApproveReadOnly")),
-		Env: d.templates(f, field(n, "env"), envVars), Tools: map[string]tmpl.Expr{}}
+		Env: d.templates(f, field(n, "env"), envVars), Tools: map[string]tmpl.Expr{},
+		InheritEnv: d.envNames(f, field(n, "inheritEnv"), path+".inheritEnv")}
 	for _, c := range items(field(n, "command")) {
 		if c = scalar(c); c != nil {
 			if tmpl.Has(c.Value) {

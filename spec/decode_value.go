@@ -229,3 +229,30 @@ func boolean(n *yaml.Node) bool {
 	}
 	return b
 }
+
+// envNames decodes inheritEnv: names of environment variables, each
+// checked to be one.
+func (d *decoder) envNames(f *file, n *yaml.Node, path string) []string {
+	var out []string
+	for _, c := range items(n) {
+		if c = scalar(c); c == nil {
+			continue
+		}
+		if !isEnvName(c.Value) {
+			d.errs.add(f.pos(c), "%s: %q is not an environment variable name (letters, digits and _, not starting with a digit)", path, c.Value)
+			continue
+		}
+		out = append(out, c.Value)
+	}
+	return out
+}
+
+// isEnvName reports whether s can name an environment variable.
+func isEnvName(s string) bool {
+	for i, r := range s {
+		if r != '_' && !('A' <= r && r <= 'Z') && !('a' <= r && r <= 'z') && (i == 0 || !('0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
+}

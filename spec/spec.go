@@ -181,11 +181,14 @@ type Skip struct {
 
 // Exec runs a command without a shell.
 type Exec struct {
-	Command   []*tmpl.String // argv, each element rendered on its own
-	Dir       string
-	Env       map[string]*tmpl.String // added to the environment
-	Timeout   time.Duration           // zero means the default
-	MaxOutput int64                   // bytes kept of stdout and of stderr; zero means the default
+	Command []*tmpl.String // argv, each element rendered on its own
+	Dir     string
+	Env     map[string]*tmpl.String // added to the environment
+	// InheritEnv names variables of agentctl's environment the command
+	// gets besides the minimal one (toolkits.ChildEnv).
+	InheritEnv []string
+	Timeout    time.Duration // zero means the default
+	MaxOutput  int64         // bytes kept of stdout and of stderr; zero means the default
 	// Shell runs Command[0], a fixed script, with sh -c; arguments reach
 	// it only through Env.
 	Shell bool
@@ -209,6 +212,7 @@ type MCP struct {
 	Command             []string                // stdio: argv of the server
 	URL                 string                  // or streamable HTTP
 	Env                 map[string]*tmpl.String // over env
+	InheritEnv          []string                // passed from agentctl's environment besides the minimal one
 	RequireApproval     tmpl.Expr               // over tool and input
 	Tools               map[string]tmpl.Expr    // per tool, overriding RequireApproval
 	AutoApproveReadOnly bool

@@ -190,7 +190,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := engine.Config{Models: model.Default(), Delegates: ds, Limits: a.limits.engineLimits()}
+	cfg := engine.Config{Models: model.Default(), Delegates: ds, Limits: a.limits.engineLimits(), Stop: a.stop}
 	switch {
 	case f.events:
 		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.JSON()) }
@@ -208,7 +208,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 		cfg.Models = cfg.Models.Replaying(f.replay)
 	}
 	e := engine.New(db, cfg)
-	a.engines = append(a.engines, e)
+	a.addEngine(e)
 	return e, nil
 }
 

@@ -7,10 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,16 +72,23 @@ type app struct {
 	dbPath         string
 	dbOpts         backend.Options // how the command opens the database: only to read, for list, show, ...
 	db             *sqlstore.DB
-	engines        []*engine.Engine
-	limits         limits // read before any command runs
+	// stop is closed on SIGTERM or Ctrl-C; the engines then stop
+	// gracefully, and the context ends grace later (watchSignals).
+	stop  chan struct{}
+	grace time.Duration // --grace
+	// mu guards engines and, once an engine is added, grace.
+	mu      sync.Mutex
+	engines []*engine.Engine
+	limits  limits // read before any command runs
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stop: make(chan struct{})}
 	defer a.close()
+	defer a.watchSignals(cancel)()
 	root := a.rootCmd()
 	root.SetArgs(os.Args[1:])
 	err := root.ExecuteContext(ctx)
@@ -102,9 +109,12 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
-	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
-		a.limits, err = readLimits()
-		return err
+	root.PersistentFlags().DurationVar(&a.grace, "grace", defaultGrace, "on SIGTERM or Ctrl-C, how long the tool in flight may finish before it is killed (its call is then recorded interrupted)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) (err error) {
+		if a.limits, err = readLimits(); err != nil {
+			return err
+		}
+		return a.checkGrace(cmd, args)
 	}
 	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file, a postgres:// URL or PostgreSQL key=value settings (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
 	root.AddCommand(
@@ -250,6 +260,8 @@ func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
 }
 
 func (a *app) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for _, e := range a.engines {
 		e.Close() // stops MCP servers
 	}

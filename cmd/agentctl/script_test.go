@@ -208,6 +208,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["sqlhold"] = sqlhold
 	cmds["sqlexec"] = sqlexec
 	cmds["garble"] = garble
+	cmds["pidgone"] = pidgone
 	return cmds
 }
 

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +24,10 @@ call it was executing is reported interrupted, never run again silently.
 
 On PostgreSQL workers wake on LISTEN/NOTIFY; on SQLite (one machine) they
 look for work every --poll. SIGTERM or Ctrl-C stops a worker gracefully:
-the step in flight finishes or is checkpointed, and the run is released.
+it claims nothing more, the tool in flight finishes for up to --grace
+(default 30s), and the run is checkpointed and released. A tool still
+running after that, or at a second signal, is killed and its call
+recorded interrupted (retry or resolve it).
 
 Logs go to standard error, one line per event (--log-format json for
 JSON lines).
@@ -75,10 +75,9 @@ func (a *app) workerCmd() *cobra.Command {
 	return cmd
 }
 
-// work runs a worker pool until SIGTERM or Ctrl-C, or until idle.
+// work runs a worker pool until SIGTERM or Ctrl-C (see watchSignals), or
+// until idle.
 func (a *app) work(ctx context.Context, f workerFlags) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
-	defer stop()
 	var h slog.Handler = slog.NewTextHandler(a.stderr, nil)
 	if f.logFormat == "json" {
 		h = slog.NewJSONHandler(a.stderr, nil)
@@ -96,8 +95,8 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 	if err != nil {
 		return err
 	}
-	e := engine.New(db, engine.Config{Models: model.Default(), LeaseTTL: f.lease, Delegates: ds})
-	a.engines = append(a.engines, e)
+	e := engine.New(db, engine.Config{Models: model.Default(), LeaseTTL: f.lease, Delegates: ds, Stop: a.stop})
+	a.addEngine(e)
 	opts := engine.PoolOptions{Agent: f.agent, Concurrency: f.concurrency, Poll: f.poll, ExitWhenIdle: f.exitIdle,
 		Log: log, Where: []any{"db", db.Path(), "backend", db.Dialect()}}
 	wait, stopWait, err := a.wakeups(ctx, backend.ChannelWork)

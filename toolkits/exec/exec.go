@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	osexec "os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/spec"
@@ -32,6 +34,7 @@ type Action struct {
 	argv      []*tmpl.String
 	dir       string
 	env       map[string]*tmpl.String
+	inherit   []string
 	shell     bool
 	timeout   time.Duration
 	maxOutput int
@@ -39,7 +42,7 @@ type Action struct {
 
 // New returns the Action for an exec declaration.
 func New(e *spec.Exec) *Action {
-	a := &Action{argv: e.Command, dir: e.Dir, env: e.Env, shell: e.Shell, timeout: e.Timeout, maxOutput: int(e.MaxOutput)}
+	a := &Action{argv: e.Command, dir: e.Dir, env: e.Env, inherit: e.InheritEnv, shell: e.Shell, timeout: e.Timeout, maxOutput: int(e.MaxOutput)}
 	if a.timeout == 0 {
 		a.timeout = DefaultTimeout
 	}
@@ -60,50 +63,126 @@ type Output struct {
 }
 
 // Do implements toolkits.Action. A non-zero exit or a timeout is a failed
-// result; a command that cannot start is an error.
+// result; a command that cannot start is an error, and so is one stopped
+// because ctx ended (the call was interrupted, not failed).
 func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
+	argv, vars, err := a.render(c)
+	if err != nil {
+		return toolkits.Result{}, err
+	}
+	out, err := a.run(ctx, argv, vars)
+	if err != nil {
+		return toolkits.Result{}, err
+	}
+	return toolkits.ObjectResult(out, out.ExitCode != 0)
+}
+
+// render returns the command's argv and environment for a call.
+func (a *Action) render(c toolkits.Call) (argv, vars []string, err error) {
 	env := tmpl.Env(c.Vars())
-	argv := make([]string, len(a.argv))
+	argv = make([]string, len(a.argv))
 	for i, t := range a.argv {
-		s, err := t.Render(env)
-		if err != nil {
-			return toolkits.Result{}, fmt.Errorf("command[%d]: %w", i, err)
+		if argv[i], err = t.Render(env); err != nil {
+			return nil, nil, fmt.Errorf("command[%d]: %w", i, err)
 		}
-		argv[i] = s
 	}
 	if a.shell {
 		// A fixed script: values reach it only as environment variables.
 		argv = []string{"/bin/sh", "-c", argv[0], "agentctl-tool"}
 	}
-	vars := append(os.Environ(), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
+	// A minimal environment: a model key or database URL in agentctl's
+	// environment never reaches a command that could echo it.
+	vars = append(toolkits.ChildEnv(a.inherit), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
 	for _, name := range slices.Sorted(maps.Keys(a.env)) {
 		v, err := a.env[name].Render(env)
 		if err != nil {
-			return toolkits.Result{}, fmt.Errorf("env %s: %w", name, err)
+			return nil, nil, fmt.Errorf("env %s: %w", name, err)
 		}
 		vars = append(vars, name+"="+v)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	return argv, vars, nil
+}
+
+// drainDelay bounds how long output is read after the command's process
+// group is gone: a descendant that left the group may hold the pipes.
+const drainDelay = time.Second
+
+// run runs argv in a process group of its own. On timeout or when ctx
+// ends the whole group is killed; when the command exits, its exit status
+// is the result and what it left running in its group is killed.
+func (a *Action) run(ctx context.Context, argv, vars []string) (Output, error) {
+	tctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = a.dir
-	cmd.Env = vars
-	cmd.WaitDelay = time.Second
+	cmd := osexec.CommandContext(tctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = a.dir, vars
+	ownGroup(cmd)
 	stdout, stderr := &capped{max: a.maxOutput}, &capped{max: a.maxOutput}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
+	// Pipes of our own, read here: Wait returns when the command exits,
+	// not when every descendant holding its output has.
+	drained, closeOutput, err := readOutput(cmd, stdout, stderr)
+	if err != nil {
+		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	err = cmd.Start()
+	closeOutput(err != nil)
+	if err != nil {
+		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	err = cmd.Wait()
+	killGroup(cmd)
+	select {
+	case <-drained:
+	case <-time.After(drainDelay):
+		closeOutput(true)
+		<-drained
+	}
 	out := Output{Stdout: stdout.String(), Stderr: stderr.String()}
 	var exitErr *osexec.ExitError
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
+	case cmd.ProcessState != nil && cmd.ProcessState.Success():
+	case ctx.Err() != nil:
+		return Output{}, fmt.Errorf("run %s: stopped: %w", argv[0], context.Cause(ctx))
+	case tctx.Err() == context.DeadlineExceeded:
 		out.ExitCode = -1
 		out.Error = fmt.Sprintf("timed out after %s", a.timeout)
 	case errors.As(err, &exitErr):
 		out.ExitCode = exitErr.ExitCode()
 	case err != nil:
-		return toolkits.Result{}, fmt.Errorf("run %s: %w", argv[0], err)
+		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
-	return toolkits.ObjectResult(out, out.ExitCode != 0)
+	return out, nil
+}
+
+// readOutput gives cmd a stdout and a stderr pipe whose read ends are
+// copied into stdout and stderr; drained is closed when both reach their
+// end. closeOutput(false), after Start, closes the write ends this process
+// holds; closeOutput(true) also closes the read ends, ending the copies.
+func readOutput(cmd *osexec.Cmd, stdout, stderr io.Writer) (drained <-chan struct{}, closeOutput func(all bool), err error) {
+	var files []*os.File // read ends, then write ends
+	for range 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, nil, err
+		}
+		files = append(files, r, w)
+	}
+	cmd.Stdout, cmd.Stderr = files[1], files[3]
+	var wg sync.WaitGroup
+	for i, dst := range []io.Writer{stdout, stderr} {
+		wg.Go(func() { _, _ = io.Copy(dst, files[2*i]) })
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var once, onceAll sync.Once
+	return done, func(all bool) {
+		once.Do(func() { files[1].Close(); files[3].Close() })
+		if all {
+			onceAll.Do(func() { files[0].Close(); files[2].Close() })
+		}
+	}, nil
 }
 
 // capped keeps the first max bytes written and counts the rest.
@@ -128,7 +207,7 @@ func (w *capped) String() string {
 }
 
 // Kit builds the tool of an exec declaration: the environment variables
-// its command and env read are its secrets.
+// its command and env read, and those it inherits, are its secrets.
 func Kit(t *spec.Tool) (toolkits.Kit, error) {
 	var vars []string
 	argv := make([]string, len(t.Exec.Command))
@@ -139,5 +218,6 @@ func Kit(t *spec.Tool) (toolkits.Kit, error) {
 	for _, v := range t.Exec.Env {
 		vars = append(vars, v.EnvNames()...)
 	}
+	vars = append(vars, t.Exec.InheritEnv...)
 	return &toolkits.Declared{Spec: t, Act: New(t.Exec), Summary: "exec " + strings.Join(argv, " "), Vars: vars}, nil
 }

@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
+	osexec "os/exec"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentctl/agentctl/spec"
@@ -50,6 +51,7 @@ func New(name string, m *spec.MCP) *Server {
 	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
 		s.secrets = append(s.secrets, m.Env[k].EnvNames()...)
 	}
+	s.secrets = append(s.secrets, m.InheritEnv...)
 	return s
 }
 
@@ -72,7 +74,8 @@ func (s *Server) start(ctx context.Context) error {
 			err = s.cli.Start(ctx)
 		}
 	} else {
-		env := os.Environ()
+		// A minimal environment, as for exec tools.
+		env := toolkits.ChildEnv(s.spec.InheritEnv)
 		vars := tmpl.Env{"env": toolkits.EnvOf(s.secrets)}
 		for _, k := range slices.Sorted(maps.Keys(s.spec.Env)) {
 			v, rerr := s.spec.Env[k].Render(vars)
@@ -81,7 +84,7 @@ func (s *Server) start(ctx context.Context) error {
 			}
 			env = append(env, k+"="+v)
 		}
-		s.cli, err = client.NewStdioMCPClient(s.spec.Command[0], env, s.spec.Command[1:]...)
+		s.cli, err = client.NewStdioMCPClientWithOptions(s.spec.Command[0], env, s.spec.Command[1:], transport.WithCommandFunc(command))
 	}
 	if err != nil {
 		return fmt.Errorf("mcp server %s: start: %w", s.Name, err)
@@ -109,6 +112,14 @@ func (s *Server) start(ctx context.Context) error {
 		s.tools = append(s.tools, Tool{Name: t.Name, Description: t.Description, Input: spec.NewSchema(doc), ReadOnly: ro})
 	}
 	return nil
+}
+
+// command builds a stdio server's process with exactly env (mcp-go's own
+// adds agentctl's whole environment).
+func command(ctx context.Context, name string, env, args []string) (*osexec.Cmd, error) {
+	cmd := osexec.CommandContext(ctx, name, args...)
+	cmd.Env = env
+	return cmd, nil
 }
 
 // Tools implements toolkits.Kit: the tools the server lists, starting it

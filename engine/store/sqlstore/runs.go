@@ -300,7 +300,7 @@ func (s *DB) Claim(ctx context.Context, lease store.Lease, runID string, from ..
 
 // Release implements store.Store.
 func (s *DB) Release(ctx context.Context, lease store.Lease, runID string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE runs SET owner = NULL, lease_expires = NULL WHERE id = ? AND owner = ?`, runID, lease.Owner)
+	_, err := s.exec(ctx, `UPDATE runs SET owner = NULL, lease_expires = NULL WHERE id = ? AND owner = ?`, runID, lease.Owner)
 	if err != nil {
 		return fmt.Errorf("release run %s: %w", runID, err)
 	}

@@ -70,6 +70,7 @@ func Run(t *testing.T, b Backend) {
 		{"BatchAllOrNothing", testBatch},
 		{"GrantsAndExpiry", testGrantsAndExpiry},
 		{"Claim", testClaim},
+		{"Release", testRelease},
 		{"Events", testEvents},
 		{"Trees", testTrees},
 		{"Work", testWork},

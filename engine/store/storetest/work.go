@@ -264,3 +264,28 @@ func OldEvents(t *testing.T, put func(rows [][2]string), reopen func() store.Sto
 		t.Errorf("events after the migration:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Release frees a run its holder stops advancing (a stopped process): the
+// next worker claims it at once, without waiting for the lease; a process
+// that does not hold the run releases nothing.
+func testRelease(e *env) {
+	s := e.handle()
+	newRun(e, s, "01A", lease)
+	p2 := store.Lease{Owner: "p2", TTL: time.Minute}
+	if err := s.Release(e.ctx, p2, "01A"); err != nil {
+		e.t.Fatal(err)
+	}
+	if got, _ := s.Run(e.ctx, "01A"); got.Owner != lease.Owner {
+		e.t.Fatalf("released by a process that does not hold it: owner %q", got.Owner)
+	}
+	if err := s.Release(e.ctx, lease, "01A"); err != nil {
+		e.t.Fatal(err)
+	}
+	if got, _ := s.Run(e.ctx, "01A"); got.Owner != "" || got.Status != store.Running {
+		e.t.Errorf("after release: owner %q, status %s", got.Owner, got.Status)
+	}
+	r, err := s.ClaimWork(e.ctx, p2, "")
+	if err != nil || r == nil || r.ID != "01A" {
+		e.t.Fatalf("the next worker claims %v, %v; want 01A at once", r, err)
+	}
+}
