@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -24,9 +25,14 @@ func (d *decoder) toolReads(f *file, v *yaml.Node, t *Tool, path string) {
 		if n == nil {
 			return
 		}
-		d.reads(f, n, path+"."+key, "input", r.Reads("input"), properties(t.Input))
-		d.reads(f, n, path+"."+key, "resume", r.Reads("resume"), properties(t.ResumeSchema))
-		d.reads(f, n, path+"."+key, "run", r.Reads("run"), runFields)
+		for _, v := range []struct {
+			name  string
+			known []string
+		}{{"input", properties(t.Input)}, {"resume", properties(t.ResumeSchema)}, {"run", runFields}} {
+			for _, msg := range unknownFields(v.name, r.Reads(v.name), v.known) {
+				d.errs.add(f.pos(n), "%s.%s: %s", path, key, msg)
+			}
+		}
 	}
 	check("requireApproval", field(v, "requireApproval"), t.RequireApproval)
 	d.opaque(f, field(v, "requireApproval"), path+".requireApproval", t.RequireApproval)
@@ -62,25 +68,26 @@ func (d *decoder) opaque(f *file, n *yaml.Node, path string, cond tmpl.Expr) {
 	}
 }
 
-// reads reports each name read as variable.NAME that known does not hold
-// (nil known: anything goes), with the nearest known name.
-func (d *decoder) reads(f *file, n *yaml.Node, path, variable string, names, known []string) {
+// unknownFields says, for each name read as variable.NAME that known
+// does not hold (nil known: anything goes), that there is no such field,
+// with the nearest known name.
+func unknownFields(variable string, names, known []string) []string {
 	if known == nil {
-		return
+		return nil
 	}
+	what := map[string]string{"input": "the input schema declares", "resume": "the resumeSchema declares", "run": "a run has"}[variable]
+	var out []string
 	for _, name := range names {
 		if slices.Contains(known, name) {
 			continue
 		}
-		msg := "%s: %s.%s: no such field (%s: %s)"
-		what := map[string]string{"input": "the input schema declares", "resume": "the resumeSchema declares", "run": "a run has"}[variable]
-		args := []any{path, variable, name, what, strings.Join(known, ", ")}
+		msg := fmt.Sprintf("%s.%s: no such field", variable, name)
 		if near := nearest(name, known); near != "" {
-			msg = "%s: %s.%s: no such field; did you mean %s.%s? (%s: %s)"
-			args = []any{path, variable, name, variable, near, what, strings.Join(known, ", ")}
+			msg += fmt.Sprintf("; did you mean %s.%s?", variable, near)
 		}
-		d.errs.add(f.pos(n), msg, args...)
+		out = append(out, fmt.Sprintf("%s (%s: %s)", msg, what, strings.Join(known, ", ")))
 	}
+	return out
 }
 
 // properties returns the property names a schema declares, sorted; nil
