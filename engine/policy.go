@@ -86,9 +86,29 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 	if ok, why := e.allows(p.approvers, d.By); !ok {
 		return why
 	}
+	if why := shortcut(c, d); why != "" {
+		return why
+	}
 	if p.separate && starter != "" && (d.By == starter || d.OSUser == starter) && d.Action != store.Decline {
 		// The starter's own account may not approve for someone else either.
 		return fmt.Sprintf("%s started run %s and may not approve its calls, in person or --as another (separateDuties)", starter, r.RootID)
+	}
+	return ""
+}
+
+// shortcut says why an approval would cut a four-eyes call short: a
+// grant (--always) would let the tool's later calls run on one approval,
+// and edited arguments (--args) would run what only the last approver
+// saw.
+func shortcut(c *store.Call, d Decision) string {
+	if c.Needed < 2 || d.Action != store.Approve {
+		return ""
+	}
+	switch {
+	case d.Always:
+		return fmt.Sprintf("--always cannot stand in for the %d approvals each call of %s needs", c.Needed, c.Tool)
+	case len(d.Args) > 0:
+		return fmt.Sprintf("--args cannot change call %s: it needs %d approvals of the same arguments; decline it, giving the change as the reason", c.ID, c.Needed)
 	}
 	return ""
 }

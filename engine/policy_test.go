@@ -238,3 +238,31 @@ func TestOnePrincipal(t *testing.T) {
 		t.Errorf("a second person: %v %v", v, err)
 	}
 }
+
+// Four-eyes cannot be shortened: --always would let later calls of the
+// tool run on one approval, and --args would run arguments only the last
+// approver saw. Both are refused on a call that needs several approvals.
+func TestFourEyesNoShortcuts(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	g := compile(t, fourEyesSpec)
+	e := New(db, Config{})
+	v, err := e.Start(ctx, g, StartOptions{Agent: "dba", Input: "x", StartedBy: "zed"})
+	if err != nil || v.Status != store.Suspended {
+		t.Fatalf("start: %v %v", v, err)
+	}
+	if _, err := e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "ann", Always: true}); !errors.Is(err, store.ErrForbidden) {
+		t.Errorf("approve --always on a four-eyes call: %v, want ErrForbidden", err)
+	}
+	if _, err := e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "ben", Args: []byte(`{"db":"everything"}`)})
+	if !errors.Is(err, store.ErrForbidden) {
+		t.Errorf("approve --args on a four-eyes call: %v, want ErrForbidden", err)
+	}
+	v, err = e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "ben"})
+	if err != nil || v.Status != store.Completed || v.Output != "dropped orders" {
+		t.Errorf("the second approval, as approved: %v %v", v, err)
+	}
+}
