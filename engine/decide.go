@@ -77,7 +77,7 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if !d.Detach {
 		// This process will advance the run: what its model turns need
 		// must be at hand, or the decision is not recorded.
-		if err := g.ready(t.root); err != nil {
+		if err := e.ready(g, t.root); err != nil {
 			return nil, usagef("%s run %s: %v: nothing was recorded (--detach leaves the run to a worker)", d.Action, r.ID, err)
 		}
 	}

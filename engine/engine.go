@@ -49,6 +49,9 @@ type Config struct {
 	Groups func(user string) ([]string, error)
 	// Limits cap what the engine takes from models and tools.
 	Limits Limits
+	// Replay names the cassette Models answer from (run --replay); runs
+	// started with one are advanced only with one.
+	Replay string
 	// Stop, once closed, asks the engine to stop advancing runs
 	// gracefully (SIGTERM): the step in flight (a tool running, a model
 	// turn) goes on under its context, then its run is checkpointed and
@@ -88,6 +91,7 @@ type Engine struct {
 	delegates []string
 	groups    func(string) ([]string, error)
 	limits    Limits
+	replay    string
 
 	stop     <-chan struct{}
 	inflight atomic.Int64 // steps under way
@@ -130,6 +134,7 @@ func New(st store.Store, cfg Config) *Engine {
 		delegates: cfg.Delegates,
 		groups:    cfg.Groups,
 		limits:    cfg.Limits,
+		replay:    cfg.Replay,
 		stop:      cfg.Stop,
 		graphs:    map[string]*Graph{},
 	}

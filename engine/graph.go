@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/agentctl/agentctl/engine/model"
-	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
 	"github.com/agentctl/agentctl/toolkits/builtin"
@@ -51,21 +50,6 @@ func taskSchema() map[string]any {
 type modelNode struct {
 	spec  *spec.Model
 	build func() (model.Model, error)
-}
-
-// ready checks what the model turns of root's tree need (each agent's
-// model, its key) before a process commits to advancing the tree, so that
-// a decision or continue that could not ask the model changes nothing.
-func (g *Graph) ready(root *store.Run) error {
-	a, ok := g.agents[root.Agent]
-	if !ok {
-		return fmt.Errorf("agent %q is not in the run's spec", root.Agent)
-	}
-	st, err := decodeState(root)
-	if err != nil {
-		return err
-	}
-	return g.checkModels(a, st.Model)
 }
 
 // checkModels builds the models a run of a would use (override replacing

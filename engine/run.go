@@ -40,7 +40,7 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 	if err := g.checkModels(a, opts.Model); err != nil {
 		return nil, err
 	}
-	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth, Model: opts.Model}
+	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth, Model: opts.Model, Replay: e.replay}
 	if a.spec.Instructions != "" {
 		st.Messages = append(st.Messages, message{Role: "system", Text: a.spec.Instructions})
 	}
@@ -119,7 +119,7 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.ready(t.root); err != nil {
+	if err := e.ready(g, t.root); err != nil {
 		return nil, usagef("continue run %s: %v: nothing was changed", r.ID, err)
 	}
 	switch {
@@ -217,3 +217,22 @@ func (e *Engine) Work(ctx context.Context, agent string) (v *RunView, ok bool, e
 // Lease is the lease this engine holds runs with; its owner names the
 // process.
 func (e *Engine) Lease() store.Lease { return e.lease }
+
+// ready checks what the model turns of root's tree need (each agent's
+// model, its key; the cassette of a run started with --replay) before a
+// process commits to advancing the tree, so that a decision, send or
+// continue that could not ask the model changes nothing.
+func (e *Engine) ready(g *Graph, root *store.Run) error {
+	a, ok := g.agents[root.Agent]
+	if !ok {
+		return fmt.Errorf("agent %q is not in the run's spec", root.Agent)
+	}
+	st, err := decodeState(root)
+	if err != nil {
+		return err
+	}
+	if st.Replay != "" && e.replay == "" {
+		return fmt.Errorf("the run was started with --replay %s: pass --replay to answer its model from a cassette; a live model would answer instead", st.Replay)
+	}
+	return g.checkModels(a, st.Model)
+}

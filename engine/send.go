@@ -47,7 +47,7 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 	if !ok {
 		return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", r.ID, r.Agent)
 	}
-	if err := g.ready(r); err != nil {
+	if err := e.ready(g, r); err != nil {
 		return nil, usagef("send to run %s: %v: nothing was recorded", r.ID, err)
 	}
 	if m.By == "" {

@@ -23,7 +23,10 @@ type state struct {
 	// agent's maxDepth, handed down to children.
 	MaxDepth int `json:"maxDepth,omitempty"`
 	// Model overrides the agent's model for this run (run --model).
-	Model    string    `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Replay is the cassette the run was started with (run --replay):
+	// it is advanced only from a cassette, never by a live model.
+	Replay   string    `json:"replay,omitempty"`
 	Messages []message `json:"messages"`
 }
 

@@ -205,7 +205,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 		if _, err := os.Stat(f.replay); err != nil {
 			return nil, usageErr(fmt.Errorf("--replay: %w", err))
 		}
-		cfg.Models = cfg.Models.Replaying(f.replay)
+		cfg.Models, cfg.Replay = cfg.Models.Replaying(f.replay), f.replay
 	}
 	e := engine.New(db, cfg)
 	a.addEngine(e)
