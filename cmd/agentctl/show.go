@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/backend"
 )
 
 func (a *app) showCmd() *cobra.Command {
@@ -175,6 +179,15 @@ func (a *app) engineAndRun(ctx context.Context, prefix string, flags *runFlags) 
 		return nil, "", err
 	}
 	id, err := resolveRun(ctx, e, prefix)
+	if errors.Is(err, store.ErrNotFound) {
+		// A read of a database that is not there reads it as empty: say
+		// so, rather than blame the run id alone (a typo in --db).
+		if path, perr := dbPath(a.dbPath); perr == nil && !backend.IsPostgres(path) {
+			if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+				err = &store.NotFoundError{What: fmt.Sprintf("%v: no database at %s", err, path)}
+			}
+		}
+	}
 	return e, id, err
 }
 
