@@ -32,7 +32,7 @@ func phrase(err error) string {
 	case errors.As(err, &stopped):
 		return fmt.Sprintf("%v; continue it with agentctl continue %s", stopped, stopped.RunID)
 	case errors.As(err, &notReady):
-		return fmt.Sprintf("run %s is %s: only a run left running by a stopped process, or one whose calls were decided with --detach, can be continued",
+		return fmt.Sprintf("run %s is %s: only a run that stalled, one left running by a stopped process, or one whose calls were decided with --detach, can be continued",
 			notReady.RunID, notReady.Status)
 	case errors.Is(err, engine.ErrOneCall):
 		return "--args and --data apply to one call: choose it with --call"

@@ -23,7 +23,7 @@ func TestPhrase(t *testing.T) {
 		{&engine.UnknownError{What: "model", Name: "x", Known: []string{"m1", "m2"}}, `unknown model "x" for --model (models: m1, m2)`},
 		{&engine.UnknownError{What: "agent", Name: "x", Known: []string{"a"}}, `unknown agent "x" (agents: a)`},
 		{&engine.InterruptedError{RunID: "R"}, "interrupted: run R is checkpointed; continue it with agentctl continue R"},
-		{&engine.NotReadyError{RunID: "R", Status: store.Completed}, "run R is completed: only a run left running by a stopped process, or one whose calls were decided with --detach, can be continued"},
+		{&engine.NotReadyError{RunID: "R", Status: store.Completed}, "run R is completed: only a run that stalled, one left running by a stopped process, or one whose calls were decided with --detach, can be continued"},
 		{engine.ErrOneCall, "--args and --data apply to one call: choose it with --call"},
 		{&engine.ChooseError{RunID: "R", Kind: store.KindApproval, Waiting: calls}, "run R has 2 calls waiting for approval; choose one with --call, or --all: call_1 (a), call_2 (b)"},
 		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallInterrupted, Kind: store.KindInterrupted, Want: store.KindApproval},
