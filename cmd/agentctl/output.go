@@ -309,6 +309,9 @@ func addDecisionFlags(cmd *cobra.Command, d *engine.Decision) {
 
 // decide resolves the run id and carries out a decision.
 func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.Decision) error {
+	if err := a.limits.check("--reason", []byte(d.Reason)); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	e, id, err := a.engineAndRun(ctx, runID, out)
 	if err != nil {
