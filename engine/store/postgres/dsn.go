@@ -37,6 +37,8 @@ var (
 	kvStart   = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
 	kvPair    = regexp.MustCompile(`([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)*)`)
 	urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	// postgres: or postgresql: without the two slashes of a URL
+	pgNoSlashes = regexp.MustCompile(`^(?i)(postgres(?:ql)?):(?:/?[^/]|$)`)
 	// a password in a URL's query or in key=value settings
 	queryPW = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#]*`)
 )
@@ -78,6 +80,11 @@ func Check(s string) error {
 			return fmt.Errorf("database %q: %w: %v", Redact(s), ErrBadDSN, scrub(unwrapParse(err), s))
 		}
 		return nil
+	}
+	if m := pgNoSlashes.FindStringSubmatch(s); m != nil {
+		// Not a file name anyone means: it would print its password in
+		// "directory ... does not exist".
+		return fmt.Errorf("database string %s...: %w: a PostgreSQL URL starts %s://; %s", m[1]+":", ErrBadDSN, m[1], Accepted)
 	}
 	if m := urlScheme.FindStringSubmatch(s); m != nil {
 		return fmt.Errorf("database %q: %w: unknown scheme %q; %s", Redact(s), ErrBadDSN, m[1], Accepted)

@@ -64,6 +64,8 @@ func TestCheck(t *testing.T) {
 		"postgres://bob:s3c/ret@db/ops":     "must be URL-escaped",
 		"host=db password='s3cret":          "password=xxxxx",
 		"postgres://bob:s3cret@db:port/ops": "invalid port",
+		"postgres:/bob:s3cret@db/ops":       "a PostgreSQL URL starts postgres://",
+		"PostgreSQL:bob:s3cret@db":          "a PostgreSQL URL starts PostgreSQL://",
 	} {
 		err := postgres.Check(dsn)
 		switch {
