@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,13 +32,16 @@ var errDelegatesEnv = errors.New("AGENTCTL_DELEGATES is no longer read: any user
 // every spec: those of the administrator's file, when it is root's and
 // writable by no one else, and, for a scenario's database, the user
 // running the scenario.
-func delegates(dbPath string) ([]string, error) {
+//
+// A file that is not honoured, or cannot be read, names no delegates: it
+// is said on warn, and the command goes on without them.
+func delegates(dbPath string, warn io.Writer) ([]string, error) {
 	if os.Getenv("AGENTCTL_DELEGATES") != "" {
 		return nil, usageErr(errDelegatesEnv)
 	}
 	out, err := readAdminDelegates(adminConfig)
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(warn, "note: %v; its delegates are ignored\n", err)
 	}
 	if ownedMarker(dbPath) {
 		out = append(out, osUser())
@@ -65,6 +69,22 @@ func readAdminDelegates(path string) ([]string, error) {
 	if !ok || uid != 0 || fi.Mode().Perm()&0o022 != 0 || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not honoured: it must be a file owned by root that no one else may write (it is %s, owner uid %d)",
 			path, fi.Mode(), uid)
+	}
+	// Nor may anyone else replace it: each directory above is root's, and
+	// only root may write it (or it is sticky, as /tmp).
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		di, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		duid, ok := fileOwner(di)
+		if !ok || duid != 0 || di.Mode().Perm()&0o022 != 0 && di.Mode()&fs.ModeSticky == 0 {
+			return nil, fmt.Errorf("%s is not honoured: others may replace it: its directory %s must be root's and writable by root only (it is %s, owner uid %d)",
+				path, dir, di.Mode(), duid)
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -41,6 +41,17 @@ func TestAdminDelegates(t *testing.T) {
 			t.Errorf("%s: %v, %v: want it refused", name, got, err)
 		}
 	}
+	// A directory others may write: they could replace the file.
+	loose := filepath.Join(dir, "loose")
+	if err := os.Mkdir(loose, 0o777); err != nil || os.Chmod(loose, 0o777) != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(write("good2.yaml", 0o644, 0), filepath.Join(loose, "config.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAdminDelegates(filepath.Join(loose, "config.yaml")); err == nil || !strings.Contains(err.Error(), "others may replace it") {
+		t.Errorf("in a directory others may write: %v, %v: want it refused", got, err)
+	}
 	if got, err := readAdminDelegates(filepath.Join(dir, "none.yaml")); err != nil || got != nil {
 		t.Errorf("no file: %v, %v", got, err)
 	}

@@ -186,7 +186,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	if err != nil {
 		return nil, err
 	}
-	ds, err := delegates(path)
+	ds, err := delegates(path, a.stderr)
 	if err != nil {
 		return nil, err
 	}

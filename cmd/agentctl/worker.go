@@ -91,7 +91,7 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 	if err != nil {
 		return err
 	}
-	ds, err := delegates(path)
+	ds, err := delegates(path, a.stderr)
 	if err != nil {
 		return err
 	}
