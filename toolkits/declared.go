@@ -3,6 +3,7 @@ package toolkits
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentctl/agentctl/spec"
@@ -70,13 +71,16 @@ func (d *Declared) Approval(input, run map[string]any) Verdict {
 // reads a field (input.a, input.a.b) the call leaves out, or reads input
 // in a way that hides which fields (get(input, k), input[k]). Either
 // would read nil, which lets a call through; the gate then asks a human.
+// A field the condition itself compares with nil, or gives a default
+// with ??, may be left out: the author decided what its absence means.
 func Absent(cond tmpl.Expr, input map[string]any) error {
 	paths, opaque := cond.Paths("input")
 	if opaque {
 		return fmt.Errorf("%s reads input other than as input.NAME: what it reads cannot be checked", cond.Source())
 	}
+	guarded := cond.Guarded("input")
 	for _, p := range paths {
-		if !has(input, p) {
+		if !has(input, p) && !slices.ContainsFunc(guarded, func(g []string) bool { return slices.Equal(g, p) }) {
 			return fmt.Errorf("%s reads input.%s, which the call leaves out", cond.Source(), strings.Join(p, "."))
 		}
 	}

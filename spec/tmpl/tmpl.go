@@ -505,6 +505,46 @@ func (e Expr) Paths(variable string) (paths [][]string, opaque bool) {
 	return paths, uses > members
 }
 
+// Guarded returns the paths of variable the expression compares with nil
+// (input.a == nil, input.a != nil) or gives a default (input.a ?? x):
+// those whose absence the author handles.
+func (e Expr) Guarded(variable string) [][]string {
+	if e.expr == nil {
+		return nil
+	}
+	var out [][]string
+	add := func(n ast.Node) {
+		if m, ok := n.(*ast.MemberNode); ok {
+			if path, ok := memberPath(m, variable); ok {
+				out = append(out, path)
+			}
+		}
+	}
+	for _, p := range e.expr.parts {
+		if p.prog == nil {
+			continue
+		}
+		node := p.prog.Node()
+		ast.Walk(&node, pathVisitor(func(n ast.Node) {
+			b, ok := n.(*ast.BinaryNode)
+			if !ok {
+				return
+			}
+			_, leftNil := b.Left.(*ast.NilNode)
+			_, rightNil := b.Right.(*ast.NilNode)
+			switch {
+			case b.Operator == "??":
+				add(b.Left)
+			case (b.Operator == "==" || b.Operator == "!=") && rightNil:
+				add(b.Left)
+			case (b.Operator == "==" || b.Operator == "!=") && leftNil:
+				add(b.Right)
+			}
+		}))
+	}
+	return out
+}
+
 // memberPath returns the literal path of a member chain rooted at
 // variable: input.a.b is [a b].
 func memberPath(m *ast.MemberNode, variable string) ([]string, bool) {
