@@ -200,7 +200,7 @@ func exactForms(v string) []string {
 }
 
 // base64Forms returns v's base64 forms, standard and URL-safe: padded,
-// unpadded, and the cores that hold v where it starts 1 or 2 bytes into
+// unpadded, and the cores that hold v where it starts at any offset into
 // a 3-byte group of a longer encoded text; whole forms first.
 func base64Forms(v string) []string {
 	var out []string
