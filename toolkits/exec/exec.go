@@ -21,6 +21,7 @@ import (
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
 	"github.com/agentctl/agentctl/toolkits"
+	"github.com/agentctl/agentctl/toolkits/redact"
 )
 
 // Defaults for what a spec leaves out.
@@ -64,13 +65,16 @@ type Output struct {
 
 // Do implements toolkits.Action. A non-zero exit or a timeout is a failed
 // result; a command that cannot start is an error, and so is one stopped
-// because ctx ended (the call was interrupted, not failed).
+// because ctx ended (the call was interrupted, not failed). The values of
+// the call's environment (its tool's secrets) are cut from stdout and
+// stderr before they are truncated to maxOutput, so a secret straddling
+// the cut leaves nothing behind.
 func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
 	argv, vars, err := a.render(c)
 	if err != nil {
 		return toolkits.Result{}, err
 	}
-	out, err := a.run(ctx, argv, vars)
+	out, err := a.run(ctx, argv, vars, redact.New(slices.Collect(maps.Keys(c.Env)), c.Env))
 	if err != nil {
 		return toolkits.Result{}, err
 	}
@@ -110,13 +114,15 @@ const drainDelay = time.Second
 // run runs argv in a process group of its own. On timeout or when ctx
 // ends the whole group is killed; when the command exits, its exit status
 // is the result and what it left running in its group is killed.
-func (a *Action) run(ctx context.Context, argv, vars []string) (Output, error) {
+func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.Redactor) (Output, error) {
 	tctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	cmd := osexec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = a.dir, vars
 	ownGroup(cmd)
-	stdout, stderr := &capped{max: a.maxOutput}, &capped{max: a.maxOutput}
+	// Kept past maxOutput: enough to cut a secret straddling the cut.
+	keep := a.maxOutput + secrets.Slack()
+	stdout, stderr := &capped{max: keep}, &capped{max: keep}
 	// Pipes of our own, read here: Wait returns when the command exits,
 	// not when every descendant holding its output has.
 	drained, closeOutput, err := readOutput(cmd, stdout, stderr)
@@ -136,7 +142,7 @@ func (a *Action) run(ctx context.Context, argv, vars []string) (Output, error) {
 		closeOutput(true)
 		<-drained
 	}
-	out := Output{Stdout: stdout.String(), Stderr: stderr.String()}
+	out := Output{Stdout: stdout.text(secrets, a.maxOutput), Stderr: stderr.text(secrets, a.maxOutput)}
 	var exitErr *osexec.ExitError
 	switch {
 	case cmd.ProcessState != nil && cmd.ProcessState.Success():
@@ -185,25 +191,28 @@ func readOutput(cmd *osexec.Cmd, stdout, stderr io.Writer) (drained <-chan struc
 	}, nil
 }
 
-// capped keeps the first max bytes written and counts the rest.
+// capped keeps the first max bytes written and counts them all.
 type capped struct {
-	buf     bytes.Buffer
-	max     int
-	dropped int
+	buf   bytes.Buffer
+	max   int
+	total int
 }
 
 func (w *capped) Write(p []byte) (int, error) {
 	keep := min(len(p), w.max-w.buf.Len())
 	w.buf.Write(p[:keep])
-	w.dropped += len(p) - keep
+	w.total += len(p)
 	return len(p), nil
 }
 
-func (w *capped) String() string {
-	if w.dropped == 0 {
-		return w.buf.String()
+// text returns what was written with the secrets cut, truncated to n
+// bytes of output: a secret that starts before the cut is cut whole.
+func (w *capped) text(secrets *redact.Redactor, n int) string {
+	s, _ := secrets.Prefix(w.buf.String(), n)
+	if w.total <= n {
+		return s
 	}
-	return fmt.Sprintf("%s\n[... %d bytes truncated]", w.buf.String(), w.dropped)
+	return fmt.Sprintf("%s\n[... %d bytes truncated]", s, w.total-n)
 }
 
 // Kit builds the tool of an exec declaration: the environment variables

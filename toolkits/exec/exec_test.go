@@ -78,6 +78,41 @@ func TestOutputCapped(t *testing.T) {
 	}
 }
 
+// A secret straddling the maxOutput cut is cut whole, on stdout and
+// stderr, before the output is truncated: no prefix of it is kept; the
+// count of truncated bytes is the command's.
+func TestOutputCapRedactsFirst(t *testing.T) {
+	const secret = "SECRETVALUEABCDEFGHIJ"
+	a := action(t, 0, "sh", "-c", `printf "%0985d%s" 0 "$E"; printf "%0990d%s" 0 "$E" >&2`)
+	a.env = map[string]*tmpl.String{"E": mustParse(t, "${{ env.E }}")}
+	a.maxOutput = 1000
+	res, err := a.Do(context.Background(), toolkits.Call{Env: map[string]string{"E": secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Output
+	if err := json.Unmarshal([]byte(res.Content), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{out.Stdout, out.Stderr} {
+		if strings.Contains(s, "SECRET") || !strings.Contains(s, "[env.E]") || !strings.HasSuffix(s, "bytes truncated]") {
+			t.Errorf("output ends %q", s[len(s)-60:])
+		}
+	}
+	if !strings.HasSuffix(out.Stdout, "[... 6 bytes truncated]") {
+		t.Errorf("stdout ends %q", out.Stdout[len(out.Stdout)-40:])
+	}
+}
+
+func mustParse(t *testing.T, src string) *tmpl.String {
+	t.Helper()
+	s, err := tmpl.Parse(src, tmpl.Vars{"env": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestMissingCommand(t *testing.T) {
 	_, err := action(t, 0, "no-such-command-here").Do(context.Background(), toolkits.Call{})
 	if err == nil || !strings.Contains(err.Error(), "no-such-command-here") {

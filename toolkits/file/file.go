@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
 	"github.com/agentctl/agentctl/toolkits"
+	"github.com/agentctl/agentctl/toolkits/redact"
 )
 
 // MaxRead bounds the bytes a read returns.
@@ -53,14 +55,18 @@ func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error)
 			return toolkits.Result{}, explain(p, err)
 		}
 		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, MaxRead+1))
+		// The call's secrets are cut before the content is truncated,
+		// so one straddling the cut leaves nothing behind.
+		secrets := redact.New(slices.Collect(maps.Keys(c.Env)), c.Env)
+		data, err := io.ReadAll(io.LimitReader(f, int64(MaxRead+secrets.Slack()+1)))
 		if err != nil {
 			return toolkits.Result{}, explain(p, err)
 		}
-		if len(data) > MaxRead {
-			return toolkits.Result{Content: string(data[:MaxRead]) + fmt.Sprintf("\n[... truncated at %d bytes]", MaxRead)}, nil
+		content, truncated := secrets.Prefix(string(data), MaxRead)
+		if truncated {
+			content += fmt.Sprintf("\n[... truncated at %d bytes]", MaxRead)
 		}
-		return toolkits.Result{Content: string(data)}, nil
+		return toolkits.Result{Content: content}, nil
 	case "write":
 		content, err := a.spec.Content.Render(env)
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
 	"github.com/agentctl/agentctl/toolkits"
+	"github.com/agentctl/agentctl/toolkits/redact"
 )
 
 // Defaults for what a spec leaves out.
@@ -95,7 +96,7 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 		return toolkits.Result{}, fmt.Errorf("%s %s://%s%s: %w", a.spec.Method, u.Scheme, u.Host, u.Path, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
-	return a.result(resp)
+	return a.result(resp, redact.New(slices.Collect(maps.Keys(c.Env)), c.Env))
 }
 
 // request renders the declared request for a call: placeholders in the
@@ -155,27 +156,26 @@ func (a *Action) request(ctx context.Context, c toolkits.Call) (*nethttp.Request
 
 // result reads a response, up to maxResponse bytes, into the result the
 // model sees: status, selected headers and the body, decoded when it is
-// JSON. A 4xx or 5xx status is a failed result.
-func (a *Action) result(resp *nethttp.Response) (toolkits.Result, error) {
-	data, err := io.ReadAll(io.LimitReader(resp.Body, a.maxResponse+1))
+// JSON. A 4xx or 5xx status is a failed result. The secrets are cut from
+// the headers and the body, before the body is truncated to maxResponse,
+// so a secret straddling the cut leaves nothing behind.
+func (a *Action) result(resp *nethttp.Response, secrets *redact.Redactor) (toolkits.Result, error) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, a.maxResponse+int64(secrets.Slack())+1))
 	if err != nil {
 		return toolkits.Result{}, fmt.Errorf("reading the response: %w", err)
 	}
 	out := Output{Status: resp.StatusCode, Headers: map[string]string{}}
 	for _, h := range shownHeaders {
 		if v := resp.Header.Get(h); v != "" {
-			out.Headers[h] = v
+			out.Headers[h] = secrets.Cut(v)
 		}
 	}
-	truncated := int64(len(data)) > a.maxResponse
-	if truncated {
-		data = data[:a.maxResponse]
-	}
+	body, truncated := secrets.Prefix(string(data), int(a.maxResponse))
 	var decoded any
-	if !truncated && strings.Contains(resp.Header.Get("Content-Type"), "json") && json.Unmarshal(data, &decoded) == nil {
+	if !truncated && strings.Contains(resp.Header.Get("Content-Type"), "json") && json.Unmarshal([]byte(body), &decoded) == nil {
 		out.Body = decoded
 	} else {
-		s := string(data)
+		s := body
 		if truncated {
 			s += fmt.Sprintf("\n[... truncated at %d bytes]", a.maxResponse)
 		}
