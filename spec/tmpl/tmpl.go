@@ -52,6 +52,7 @@ type String struct {
 type part struct {
 	lit  string
 	prog *vm.Program // nil for a literal part
+	off  int         // byte offset of prog's source in the string
 }
 
 // Vars declares the variables expressions may use, each by an example
@@ -97,11 +98,11 @@ func Parse(s string, vars Vars, opts ...Option) (*String, error) {
 		if err != nil {
 			return nil, &Error{Offset: off + i, Expr: src, Msg: err.Error()}
 		}
+		start := off + i + len(open) + len(body[:n]) - len(strings.TrimLeft(body[:n], " \t\r\n"))
 		if at, msg := literalEnv(src, slices.Contains(opts, AnyEnv)); msg != "" {
-			lead := len(body[:n]) - len(strings.TrimLeft(body[:n], " \t\r\n"))
-			return nil, &Error{Offset: off + i + len(open) + lead + at, Expr: src, Msg: msg}
+			return nil, &Error{Offset: start + at, Expr: src, Msg: msg}
 		}
-		t.parts = append(t.parts, part{prog: prog})
+		t.parts = append(t.parts, part{prog: prog, off: start})
 		adv := i + len(open) + n + len(close)
 		rest, off = rest[adv:], off+adv
 	}
@@ -441,6 +442,43 @@ func (t *String) Reads(variable string) []string {
 		}})
 	}
 	return names
+}
+
+// Read is one field read by a literal name, VARIABLE.NAME or
+// VARIABLE["NAME"]: Offset is the byte offset in the string's source of
+// the variable's name.
+type Read struct {
+	Name   string
+	Offset int
+}
+
+// ReadsAt returns each field t's expressions read on variable by a
+// literal name, once per name, with where it is first read.
+func (t *String) ReadsAt(variable string) []Read {
+	if t == nil {
+		return nil
+	}
+	var out []Read
+	for _, p := range t.parts {
+		if p.prog == nil {
+			continue
+		}
+		src := p.prog.Source().String()
+		node := p.prog.Node()
+		ast.Walk(&node, pathVisitor(func(n ast.Node) {
+			m, ok := n.(*ast.MemberNode)
+			if !ok {
+				return
+			}
+			id, ok := m.Node.(*ast.IdentifierNode)
+			s, lit := m.Property.(*ast.StringNode)
+			if !ok || !lit || id.Value != variable || slices.ContainsFunc(out, func(r Read) bool { return r.Name == s.Value }) {
+				return
+			}
+			out = append(out, Read{Name: s.Value, Offset: p.off + byteOffset(src, id.Location().From)})
+		}))
+	}
+	return out
 }
 
 // EnvNames returns the env names read anywhere in v.
