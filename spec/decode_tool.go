@@ -131,6 +131,9 @@ func (d *decoder) exec(f *file, n *yaml.Node, path string) *Exec {
 			e.Command = append(e.Command, d.template(f, c, actionVars))
 		}
 	}
+	if !e.Shell && !d.trusted {
+		d.shellPlaceholders(f, items(field(n, "command")), path+".command")
+	}
 	if e.Shell {
 		cmd := items(field(n, "command"))
 		switch {
