@@ -8,6 +8,7 @@ package tmpl
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -301,6 +302,25 @@ func parseValue(v any, vars Vars, path []string, opts []Option) (*Value, error) 
 		return out, nil
 	}
 	return &Value{lit: v}, nil
+}
+
+// Field returns the value of an object's field name, and whether v is an
+// object that has it.
+func (v *Value) Field(name string) (*Value, bool) {
+	if v == nil || v.kind != kindObj {
+		return nil, false
+	}
+	f, ok := v.obj[name]
+	return f, ok
+}
+
+// Fields returns the names of an object's fields, sorted; nil when v is
+// not an object.
+func (v *Value) Fields() []string {
+	if v == nil || v.kind != kindObj {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(v.obj))
 }
 
 // Eval evaluates every placeholder and returns the resulting tree.
