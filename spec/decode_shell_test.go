@@ -1,6 +1,9 @@
 package spec
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestShellScript(t *testing.T) {
 	for _, c := range []struct {
@@ -29,5 +32,32 @@ func TestShellScript(t *testing.T) {
 		if got := envNameFor(src); got != want {
 			t.Errorf("envNameFor(%q) = %s, want %s", src, got, want)
 		}
+	}
+}
+
+// A snapshot accepted before these checks still loads, so that its runs
+// can be decided; Load refuses each form.
+func TestSnapshotKeepsOlderForms(t *testing.T) {
+	src := []Source{{Name: "spec.yaml", Data: []byte(`
+version: 1
+models:
+  m: {provider: scripted, turns: [{toolCalls: [{tool: sub, args: {tsk: x}}]}, {text: done}]}
+tools:
+  t:
+    input: {type: object, properties: {db: {type: string}}}
+    exec: {command: [sh, -c, 'echo ${{ input.db }} ${{ input.dbb }}'], dir: '/srv/${{ input.db }}'}
+  u: {mcp: {url: 'https://x.example/${{ env.T }}'}}
+agents:
+  a: {model: m, tools: [t], agents: [sub]}
+  sub: {model: m}
+`)}}
+	_, err := Load(src)
+	for _, want := range []string{"script of sh -c", "input.dbb: no such field", "exec.dir", "mcp.url", "no task"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load: %v, want %q", err, want)
+		}
+	}
+	if _, err := Reload(src); err != nil {
+		t.Errorf("Reload: %v", err)
 	}
 }
