@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -161,7 +162,10 @@ func (d *decoder) scripted() {
 func (d *decoder) scriptedCall(a *Agent, m *Model, c *ScriptedCall) {
 	server, _, isMCP := strings.Cut(c.Tool, ".")
 	switch {
-	case c.Tool == ResumeTool, slices.Contains(a.Agents, c.Tool):
+	case c.Tool == ResumeTool:
+		return
+	case slices.Contains(a.Agents, c.Tool):
+		d.scriptedDelegation(m, c)
 		return
 	case isMCP && slices.Contains(a.Tools, server):
 		return // an MCP server's tool, known once the server runs
@@ -187,6 +191,30 @@ func (d *decoder) scriptedCall(a *Agent, m *Model, c *ScriptedCall) {
 			msgs = append(msgs, v.String())
 		}
 		d.errs.add(c.Pos, "model %s calls tool %s with arguments its input schema refuses: %s", m.Name, c.Tool, strings.Join(msgs, "; "))
+	}
+}
+
+// scriptedDelegation checks the arguments of a scripted delegation to a
+// sub-agent: {"task": "..."}, what the engine requires of any model.
+func (d *decoder) scriptedDelegation(m *Model, c *ScriptedCall) {
+	problem := ""
+	task, ok := c.Args.Field("task")
+	switch {
+	case !ok:
+		problem = "no task"
+		if near := nearest("task", c.Args.Fields()); near != "" {
+			problem += fmt.Sprintf(" (%s: did you mean task?)", near)
+		}
+	case task.Literal():
+		v, _ := task.Eval(nil)
+		if s, isText := v.(string); !isText {
+			problem = "task is not a text"
+		} else if strings.TrimSpace(s) == "" {
+			problem = "task is blank"
+		}
+	}
+	if problem != "" {
+		d.errs.add(c.Pos, `model %s delegates to sub-agent %s with arguments a delegation refuses: %s; a delegation needs {"task": "..."}`, m.Name, c.Tool, problem)
 	}
 }
 

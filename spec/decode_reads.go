@@ -14,27 +14,40 @@ import (
 // runFields are what placeholders see as run.
 var runFields = []string{"id", "agent", "step"}
 
-// toolReads checks the fields a tool's conditions and templates read
-// against what they can see: input.X against the input schema's
-// properties, resume.X against the resumeSchema's, run.X against the
-// run's fields. A typo in a gate would otherwise read nil and let calls
-// through without a human.
+// toolReads checks the fields each placeholder of a tool reads against
+// what it can see: input.X against the input schema's properties,
+// resume.X against the resumeSchema's, run.X against the run's fields. A
+// typo in a gate would otherwise read nil and let calls through without a
+// human; one in a command, URL or body would render as nothing. Each
+// unknown field is reported where it is read.
 func (d *decoder) toolReads(f *file, v *yaml.Node, t *Tool, path string) {
-	type reader interface{ Reads(string) []string }
-	check := func(key string, n *yaml.Node, r reader) {
-		if n == nil {
-			return
+	known := map[string][]string{"input": properties(t.Input), "resume": properties(t.ResumeSchema), "run": runFields}
+	for _, at := range []struct {
+		key  string
+		vars tmpl.Vars
+		// action: what the tool does, checked when a spec is loaded, not
+		// in a snapshot accepted before (its runs stay decidable).
+		action bool
+	}{
+		{"requireApproval", approvalVars, false},
+		{"suspend.when", toolVars, false}, {"suspend.payload", toolVars, false},
+		{"skip.when", toolVars, false}, {"skip.output", toolVars, false},
+		{"output", actionVars, false},
+		{"exec.command", actionVars, true}, {"exec.env", actionVars, true},
+		{"http.url", actionVars, true}, {"http.query", actionVars, true},
+		{"http.headers", actionVars, true}, {"http.body", actionVars, true},
+		{"file.path", actionVars, true}, {"file.content", actionVars, true},
+	} {
+		if at.action && d.trusted {
+			continue
 		}
-		for _, v := range []struct {
-			name  string
-			known []string
-		}{{"input", properties(t.Input)}, {"resume", properties(t.ResumeSchema)}, {"run", runFields}} {
-			for _, msg := range unknownFields(v.name, r.Reads(v.name), v.known) {
-				d.errs.add(f.pos(n), "%s.%s: %s", path, key, msg)
-			}
+		n := v
+		for _, k := range strings.Split(at.key, ".") {
+			n = field(n, k)
 		}
+		r := &reads{d: d, f: f, vars: at.vars, known: known, seen: map[*yaml.Node]bool{}}
+		r.walk(n, path+"."+at.key)
 	}
-	check("requireApproval", field(v, "requireApproval"), t.RequireApproval)
 	d.opaque(f, field(v, "requireApproval"), path+".requireApproval", t.RequireApproval)
 	if m := t.MCP; m != nil {
 		mn := field(v, "mcp")
@@ -43,20 +56,47 @@ func (d *decoder) toolReads(f *file, v *yaml.Node, t *Tool, path string) {
 			d.opaque(f, field(field(field(mn, "tools"), name), "requireApproval"), path+".mcp.tools."+name+".requireApproval", cond)
 		}
 	}
-	if sp := t.Suspend; sp != nil {
-		check("suspend.when", field(field(v, "suspend"), "when"), sp.When)
-		if sp.Payload != nil {
-			check("suspend.payload", field(field(v, "suspend"), "payload"), sp.Payload)
-		}
+}
+
+// reads checks the placeholders in one part of a tool declaration.
+type reads struct {
+	d     *decoder
+	f     *file
+	vars  tmpl.Vars
+	known map[string][]string // by variable; nil: anything goes
+	seen  map[*yaml.Node]bool // each node once, aliases included
+}
+
+// walk checks every string under n, path naming where n is.
+func (r *reads) walk(n *yaml.Node, path string) {
+	if n = deref(n); n == nil || r.seen[n] {
+		return
 	}
-	if sk := t.Skip; sk != nil {
-		check("skip.when", field(field(v, "skip"), "when"), sk.When)
-		if sk.Output != nil {
-			check("skip.output", field(field(v, "skip"), "output"), sk.Output)
+	r.seen[n] = true
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			r.walk(c, fmt.Sprintf("%s[%d]", path, i))
 		}
-	}
-	if t.Output != nil {
-		check("output", field(v, "output"), t.Output)
+	case yaml.MappingNode:
+		for k, v := range pairs(n) {
+			r.walk(v, path+"."+k.Value)
+		}
+	case yaml.ScalarNode:
+		if n.Tag != "!!str" || !tmpl.Has(n.Value) {
+			return
+		}
+		t, err := tmpl.Parse(n.Value, r.vars, r.d.tmplOpts()...)
+		if err != nil {
+			return // reported where the placeholder is compiled
+		}
+		for _, variable := range []string{"input", "resume", "run"} {
+			for _, read := range t.ReadsAt(variable) {
+				if msg := unknownField(variable, read.Name, r.known[variable]); msg != "" {
+					r.d.errs.add(r.f.offsetPos(n, read.Offset), "%s: %s", path, msg)
+				}
+			}
+		}
 	}
 }
 
@@ -68,26 +108,19 @@ func (d *decoder) opaque(f *file, n *yaml.Node, path string, cond tmpl.Expr) {
 	}
 }
 
-// unknownFields says, for each name read as variable.NAME that known
-// does not hold (nil known: anything goes), that there is no such field,
-// with the nearest known name.
-func unknownFields(variable string, names, known []string) []string {
-	if known == nil {
-		return nil
+// unknownField says, when name, read as variable.NAME, is not one known
+// holds (nil known: anything goes), that there is no such field, with the
+// nearest known name; "" when it is known.
+func unknownField(variable, name string, known []string) string {
+	if known == nil || slices.Contains(known, name) {
+		return ""
 	}
 	what := map[string]string{"input": "the input schema declares", "resume": "the resumeSchema declares", "run": "a run has"}[variable]
-	var out []string
-	for _, name := range names {
-		if slices.Contains(known, name) {
-			continue
-		}
-		msg := fmt.Sprintf("%s.%s: no such field", variable, name)
-		if near := nearest(name, known); near != "" {
-			msg += fmt.Sprintf("; did you mean %s.%s?", variable, near)
-		}
-		out = append(out, fmt.Sprintf("%s (%s: %s)", msg, what, strings.Join(known, ", ")))
+	msg := fmt.Sprintf("%s.%s: no such field", variable, name)
+	if near := nearest(name, known); near != "" {
+		msg += fmt.Sprintf("; did you mean %s.%s?", variable, near)
 	}
-	return out
+	return fmt.Sprintf("%s (%s: %s)", msg, what, strings.Join(known, ", "))
 }
 
 // properties returns the property names a schema declares, sorted; nil

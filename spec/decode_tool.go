@@ -123,10 +123,16 @@ func (d *decoder) toolAction(f *file, v *yaml.Node, t *Tool, path string) {
 
 func (d *decoder) exec(f *file, n *yaml.Node, path string) *Exec {
 	e := &Exec{Dir: str(field(n, "dir")), Shell: boolean(field(n, "shell"))}
+	if dn := scalar(field(n, "dir")); dn != nil && tmpl.Has(dn.Value) && !d.trusted {
+		d.errs.add(f.pos(dn), "%s.dir: a working directory takes no placeholders: write it out (a command can cd into a directory it is given)", path)
+	}
 	for _, c := range items(field(n, "command")) {
 		if c = scalar(c); c != nil {
 			e.Command = append(e.Command, d.template(f, c, actionVars))
 		}
+	}
+	if !e.Shell && !d.trusted {
+		d.shellPlaceholders(f, items(field(n, "command")), path+".command")
 	}
 	if e.Shell {
 		cmd := items(field(n, "command"))
@@ -148,6 +154,9 @@ func (d *decoder) mcp(f *file, n *yaml.Node, path string) *MCP {
 	m := &MCP{URL: str(field(n, "url")), AutoApproveReadOnly: boolean(field(n, "autoApproveReadOnly")),
 		Env: d.templates(f, field(n, "env"), envVars), Tools: map[string]tmpl.Expr{},
 		InheritEnv: d.envNames(f, field(n, "inheritEnv"), path+".inheritEnv")}
+	if un := scalar(field(n, "url")); un != nil && tmpl.Has(un.Value) && !d.trusted {
+		d.errs.add(f.pos(un), "%s.url: takes no placeholders: write the server's URL out", path)
+	}
 	for _, c := range items(field(n, "command")) {
 		if c = scalar(c); c != nil {
 			if tmpl.Has(c.Value) {

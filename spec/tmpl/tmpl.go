@@ -8,12 +8,12 @@ package tmpl
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
@@ -52,6 +52,7 @@ type String struct {
 type part struct {
 	lit  string
 	prog *vm.Program // nil for a literal part
+	off  int         // byte offset of prog's source in the string
 }
 
 // Vars declares the variables expressions may use, each by an example
@@ -97,11 +98,11 @@ func Parse(s string, vars Vars, opts ...Option) (*String, error) {
 		if err != nil {
 			return nil, &Error{Offset: off + i, Expr: src, Msg: err.Error()}
 		}
+		start := off + i + len(open) + len(body[:n]) - len(strings.TrimLeft(body[:n], " \t\r\n"))
 		if at, msg := literalEnv(src, slices.Contains(opts, AnyEnv)); msg != "" {
-			lead := len(body[:n]) - len(strings.TrimLeft(body[:n], " \t\r\n"))
-			return nil, &Error{Offset: off + i + len(open) + lead + at, Expr: src, Msg: msg}
+			return nil, &Error{Offset: start + at, Expr: src, Msg: msg}
 		}
-		t.parts = append(t.parts, part{prog: prog})
+		t.parts = append(t.parts, part{prog: prog, off: start})
 		adv := i + len(open) + n + len(close)
 		rest, off = rest[adv:], off+adv
 	}
@@ -155,6 +156,24 @@ func (t *String) Source() string {
 		return ""
 	}
 	return t.src
+}
+
+// Placeholders returns the source of each expression t holds, in order.
+func (t *String) Placeholders() []string {
+	var out []string
+	for _, p := range t.partsOrNil() {
+		if p.prog != nil {
+			out = append(out, p.prog.Source().String())
+		}
+	}
+	return out
+}
+
+func (t *String) partsOrNil() []part {
+	if t == nil {
+		return nil
+	}
+	return t.parts
 }
 
 // Literal reports whether t holds no placeholder.
@@ -283,6 +302,25 @@ func parseValue(v any, vars Vars, path []string, opts []Option) (*Value, error) 
 		return out, nil
 	}
 	return &Value{lit: v}, nil
+}
+
+// Field returns the value of an object's field name, and whether v is an
+// object that has it.
+func (v *Value) Field(name string) (*Value, bool) {
+	if v == nil || v.kind != kindObj {
+		return nil, false
+	}
+	f, ok := v.obj[name]
+	return f, ok
+}
+
+// Fields returns the names of an object's fields, sorted; nil when v is
+// not an object.
+func (v *Value) Fields() []string {
+	if v == nil || v.kind != kindObj {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(v.obj))
 }
 
 // Eval evaluates every placeholder and returns the resulting tree.
@@ -416,170 +454,4 @@ func (t *String) RenderEscaped(env Env, escape func(before, value string) (strin
 		b.WriteString(s)
 	}
 	return b.String(), nil
-}
-
-// EnvNames returns the names read as env.NAME (or env["NAME"]) by t's
-// expressions, so that their values can be kept out of what is stored.
-func (t *String) EnvNames() []string { return t.Reads("env") }
-
-// Reads returns the names read as VARIABLE.NAME (or VARIABLE["NAME"]) by
-// t's expressions: the fields of input, resume or run a template uses.
-func (t *String) Reads(variable string) []string {
-	if t == nil {
-		return nil
-	}
-	var names []string
-	for _, p := range t.parts {
-		if p.prog == nil {
-			continue
-		}
-		node := p.prog.Node()
-		ast.Walk(&node, memberVisitor{variable, func(name string) {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}})
-	}
-	return names
-}
-
-// EnvNames returns the env names read anywhere in v.
-func (v *Value) EnvNames() []string { return v.Reads("env") }
-
-// Reads returns the names read as VARIABLE.NAME anywhere in v.
-func (v *Value) Reads(variable string) []string {
-	if v == nil {
-		return nil
-	}
-	var names []string
-	add := func(ns []string) {
-		for _, n := range ns {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-	}
-	add(v.str.Reads(variable))
-	for _, e := range v.list {
-		add(e.Reads(variable))
-	}
-	for _, e := range v.obj {
-		add(e.Reads(variable))
-	}
-	return names
-}
-
-// Reads returns the names read as VARIABLE.NAME by the condition.
-func (e Expr) Reads(variable string) []string { return e.expr.Reads(variable) }
-
-// Paths returns the paths read on variable by literal member access
-// (input.a, input.a.b, input["a"]), and whether variable is also used in
-// any other way (get(input, k), input[k], "a" in input), which hides what
-// it reads.
-func (e Expr) Paths(variable string) (paths [][]string, opaque bool) {
-	if e.expr == nil {
-		return nil, false
-	}
-	uses, members := 0, 0
-	for _, p := range e.expr.parts {
-		if p.prog == nil {
-			continue
-		}
-		node := p.prog.Node()
-		ast.Walk(&node, pathVisitor(func(n ast.Node) {
-			switch n := n.(type) {
-			case *ast.IdentifierNode:
-				if n.Value == variable {
-					uses++
-				}
-			case *ast.MemberNode:
-				if path, ok := memberPath(n, variable); ok {
-					if len(path) == 1 {
-						members++
-					}
-					paths = append(paths, path)
-				}
-			}
-		}))
-	}
-	return paths, uses > members
-}
-
-// Guarded returns the paths of variable the expression compares with nil
-// (input.a == nil, input.a != nil) or gives a default (input.a ?? x):
-// those whose absence the author handles.
-func (e Expr) Guarded(variable string) [][]string {
-	if e.expr == nil {
-		return nil
-	}
-	var out [][]string
-	add := func(n ast.Node) {
-		if m, ok := n.(*ast.MemberNode); ok {
-			if path, ok := memberPath(m, variable); ok {
-				out = append(out, path)
-			}
-		}
-	}
-	for _, p := range e.expr.parts {
-		if p.prog == nil {
-			continue
-		}
-		node := p.prog.Node()
-		ast.Walk(&node, pathVisitor(func(n ast.Node) {
-			b, ok := n.(*ast.BinaryNode)
-			if !ok {
-				return
-			}
-			_, leftNil := b.Left.(*ast.NilNode)
-			_, rightNil := b.Right.(*ast.NilNode)
-			switch {
-			case b.Operator == "??":
-				add(b.Left)
-			case (b.Operator == "==" || b.Operator == "!=") && rightNil:
-				add(b.Left)
-			case (b.Operator == "==" || b.Operator == "!=") && leftNil:
-				add(b.Right)
-			}
-		}))
-	}
-	return out
-}
-
-// memberPath returns the literal path of a member chain rooted at
-// variable: input.a.b is [a b].
-func memberPath(m *ast.MemberNode, variable string) ([]string, bool) {
-	s, ok := m.Property.(*ast.StringNode)
-	if !ok {
-		return nil, false
-	}
-	switch n := m.Node.(type) {
-	case *ast.IdentifierNode:
-		return []string{s.Value}, n.Value == variable
-	case *ast.MemberNode:
-		head, ok := memberPath(n, variable)
-		return append(head, s.Value), ok
-	}
-	return nil, false
-}
-
-type pathVisitor func(ast.Node)
-
-func (f pathVisitor) Visit(n *ast.Node) { f(*n) }
-
-// memberVisitor reports the literal names read on one variable.
-type memberVisitor struct {
-	variable string
-	f        func(name string)
-}
-
-func (v memberVisitor) Visit(n *ast.Node) {
-	m, ok := (*n).(*ast.MemberNode)
-	if !ok {
-		return
-	}
-	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == v.variable {
-		if s, ok := m.Property.(*ast.StringNode); ok {
-			v.f(s.Value)
-		}
-	}
 }

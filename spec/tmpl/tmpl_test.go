@@ -169,6 +169,24 @@ func TestEnvNames(t *testing.T) {
 	}
 }
 
+func TestReadsAt(t *testing.T) {
+	src := `a ${{ input.usr }} b ${{   input["x"] + input.usr }} ${{ é + input.y }}`
+	s, err := Parse(src, Vars{"input": map[string]any{}, "é": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range s.ReadsAt("input") {
+		if !strings.HasPrefix(src[r.Offset:], "input") {
+			t.Errorf("%s at %d: %q", r.Name, r.Offset, src[r.Offset:])
+		}
+		got = append(got, r.Name)
+	}
+	if strings.Join(got, ",") != "usr,x,y" {
+		t.Errorf("ReadsAt = %v, want usr,x,y (each name once)", got)
+	}
+}
+
 // FuzzTemplate: no source makes Parse or Render panic; a rejection is an
 // *Error whose offset lies inside the source.
 func FuzzTemplate(f *testing.F) {

@@ -1,0 +1,210 @@
+package tmpl
+
+import (
+	"slices"
+
+	"github.com/expr-lang/expr/ast"
+)
+
+// EnvNames returns the names read as env.NAME (or env["NAME"]) by t's
+// expressions, so that their values can be kept out of what is stored.
+func (t *String) EnvNames() []string { return t.Reads("env") }
+
+// Reads returns the names read as VARIABLE.NAME (or VARIABLE["NAME"]) by
+// t's expressions: the fields of input, resume or run a template uses.
+func (t *String) Reads(variable string) []string {
+	if t == nil {
+		return nil
+	}
+	var names []string
+	for _, p := range t.parts {
+		if p.prog == nil {
+			continue
+		}
+		node := p.prog.Node()
+		ast.Walk(&node, memberVisitor{variable, func(name string) {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}})
+	}
+	return names
+}
+
+// Read is one field read by a literal name, VARIABLE.NAME or
+// VARIABLE["NAME"]: Offset is the byte offset in the string's source of
+// the variable's name.
+type Read struct {
+	Name   string
+	Offset int
+}
+
+// ReadsAt returns each field t's expressions read on variable by a
+// literal name, once per name, with where it is first read.
+func (t *String) ReadsAt(variable string) []Read {
+	if t == nil {
+		return nil
+	}
+	var out []Read
+	for _, p := range t.parts {
+		if p.prog == nil {
+			continue
+		}
+		src := p.prog.Source().String()
+		node := p.prog.Node()
+		ast.Walk(&node, pathVisitor(func(n ast.Node) {
+			m, ok := n.(*ast.MemberNode)
+			if !ok {
+				return
+			}
+			id, ok := m.Node.(*ast.IdentifierNode)
+			s, lit := m.Property.(*ast.StringNode)
+			if !ok || !lit || id.Value != variable || slices.ContainsFunc(out, func(r Read) bool { return r.Name == s.Value }) {
+				return
+			}
+			out = append(out, Read{Name: s.Value, Offset: p.off + byteOffset(src, id.Location().From)})
+		}))
+	}
+	return out
+}
+
+// EnvNames returns the env names read anywhere in v.
+func (v *Value) EnvNames() []string { return v.Reads("env") }
+
+// Reads returns the names read as VARIABLE.NAME anywhere in v.
+func (v *Value) Reads(variable string) []string {
+	if v == nil {
+		return nil
+	}
+	var names []string
+	add := func(ns []string) {
+		for _, n := range ns {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	add(v.str.Reads(variable))
+	for _, e := range v.list {
+		add(e.Reads(variable))
+	}
+	for _, e := range v.obj {
+		add(e.Reads(variable))
+	}
+	return names
+}
+
+// Reads returns the names read as VARIABLE.NAME by the condition.
+func (e Expr) Reads(variable string) []string { return e.expr.Reads(variable) }
+
+// Paths returns the paths read on variable by literal member access
+// (input.a, input.a.b, input["a"]), and whether variable is also used in
+// any other way (get(input, k), input[k], "a" in input), which hides what
+// it reads.
+func (e Expr) Paths(variable string) (paths [][]string, opaque bool) {
+	if e.expr == nil {
+		return nil, false
+	}
+	uses, members := 0, 0
+	for _, p := range e.expr.parts {
+		if p.prog == nil {
+			continue
+		}
+		node := p.prog.Node()
+		ast.Walk(&node, pathVisitor(func(n ast.Node) {
+			switch n := n.(type) {
+			case *ast.IdentifierNode:
+				if n.Value == variable {
+					uses++
+				}
+			case *ast.MemberNode:
+				if path, ok := memberPath(n, variable); ok {
+					if len(path) == 1 {
+						members++
+					}
+					paths = append(paths, path)
+				}
+			}
+		}))
+	}
+	return paths, uses > members
+}
+
+// Guarded returns the paths of variable the expression compares with nil
+// (input.a == nil, input.a != nil) or gives a default (input.a ?? x):
+// those whose absence the author handles.
+func (e Expr) Guarded(variable string) [][]string {
+	if e.expr == nil {
+		return nil
+	}
+	var out [][]string
+	add := func(n ast.Node) {
+		if m, ok := n.(*ast.MemberNode); ok {
+			if path, ok := memberPath(m, variable); ok {
+				out = append(out, path)
+			}
+		}
+	}
+	for _, p := range e.expr.parts {
+		if p.prog == nil {
+			continue
+		}
+		node := p.prog.Node()
+		ast.Walk(&node, pathVisitor(func(n ast.Node) {
+			b, ok := n.(*ast.BinaryNode)
+			if !ok {
+				return
+			}
+			_, leftNil := b.Left.(*ast.NilNode)
+			_, rightNil := b.Right.(*ast.NilNode)
+			switch {
+			case b.Operator == "??":
+				add(b.Left)
+			case (b.Operator == "==" || b.Operator == "!=") && rightNil:
+				add(b.Left)
+			case (b.Operator == "==" || b.Operator == "!=") && leftNil:
+				add(b.Right)
+			}
+		}))
+	}
+	return out
+}
+
+// memberPath returns the literal path of a member chain rooted at
+// variable: input.a.b is [a b].
+func memberPath(m *ast.MemberNode, variable string) ([]string, bool) {
+	s, ok := m.Property.(*ast.StringNode)
+	if !ok {
+		return nil, false
+	}
+	switch n := m.Node.(type) {
+	case *ast.IdentifierNode:
+		return []string{s.Value}, n.Value == variable
+	case *ast.MemberNode:
+		head, ok := memberPath(n, variable)
+		return append(head, s.Value), ok
+	}
+	return nil, false
+}
+
+type pathVisitor func(ast.Node)
+
+func (f pathVisitor) Visit(n *ast.Node) { f(*n) }
+
+// memberVisitor reports the literal names read on one variable.
+type memberVisitor struct {
+	variable string
+	f        func(name string)
+}
+
+func (v memberVisitor) Visit(n *ast.Node) {
+	m, ok := (*n).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == v.variable {
+		if s, ok := m.Property.(*ast.StringNode); ok {
+			v.f(s.Value)
+		}
+	}
+}
