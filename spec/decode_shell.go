@@ -14,6 +14,12 @@ import (
 // shells are the programs that run the argument after -c as shell code.
 var shells = []string{"sh", "ash", "bash", "rbash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "yash", "posh", "csh", "tcsh", "fish"}
 
+// ShellScript returns the index in argv of the script a shell runs with
+// -c, or -1 (see shellScript). An exec tool refuses to run a command
+// whose script holds a placeholder, even from a run's stored spec that
+// predates the rule validate applies.
+func ShellScript(argv []string) int { return shellScript(argv) }
+
 // shellScript returns the index in argv of the script a shell runs with
 // -c (sh -c, bash -eu -o pipefail -c, busybox sh -c, /usr/bin/env bash
 // -c, sudo sh -c ...), or -1 when argv runs no such script. Whatever

@@ -39,11 +39,22 @@ type Action struct {
 	shell     bool
 	timeout   time.Duration
 	maxOutput int
+	// unsafe, when set, is why the command is never run: a placeholder
+	// in a shell's -c script (a run's spec from before validate refused
+	// it) would run a value as shell code.
+	unsafe string
 }
 
 // New returns the Action for an exec declaration.
 func New(e *spec.Exec) *Action {
 	a := &Action{argv: e.Command, dir: e.Dir, env: e.Env, inherit: e.InheritEnv, shell: e.Shell, timeout: e.Timeout, maxOutput: int(e.MaxOutput)}
+	src := make([]string, len(e.Command))
+	for i, c := range e.Command {
+		src[i] = c.Source()
+	}
+	if i := spec.ShellScript(src); i >= 0 && tmpl.Has(src[i]) {
+		a.unsafe = fmt.Sprintf("refused: command[%d] puts a placeholder in a shell's -c script, where a value would run as shell code; the spec must pass it through env (agentctl validate says how)", i)
+	}
 	if a.timeout == 0 {
 		a.timeout = DefaultTimeout
 	}
@@ -70,6 +81,9 @@ type Output struct {
 // stderr before they are truncated to maxOutput, so a secret straddling
 // the cut leaves nothing behind.
 func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
+	if a.unsafe != "" {
+		return toolkits.Result{}, errors.New(a.unsafe)
+	}
 	argv, vars, err := a.render(c)
 	if err != nil {
 		return toolkits.Result{}, err

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,25 @@ func TestMissingCommand(t *testing.T) {
 	_, err := action(t, 0, "no-such-command-here").Do(context.Background(), toolkits.Call{})
 	if err == nil || !strings.Contains(err.Error(), "no-such-command-here") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A command whose shell script holds a placeholder never runs, even from
+// a run's stored spec that validate would now refuse: the value would be
+// shell code.
+func TestShellPlaceholderRefused(t *testing.T) {
+	dir := t.TempDir()
+	a := action(t, time.Second, "sh", "-c", "echo db ${{ input.db }} > "+dir+"/out")
+	_, err := a.Do(context.Background(), toolkits.Call{RunID: "R", CallID: "C", Input: map[string]any{"db": "a; touch " + dir + "/pwned"}})
+	if err == nil || !strings.Contains(err.Error(), "placeholder in a shell's -c script") {
+		t.Fatalf("Do: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(dir + "/out"); err == nil {
+		t.Error("the command ran")
+	}
+	// A value after the script is data: it runs.
+	out, _ := run(t, action(t, time.Second, "sh", "-c", `echo "db $1"`, "sh", "${{ input.db }}"), map[string]any{"db": "a; echo no"})
+	if out.Stdout != "db a; echo no\n" {
+		t.Errorf("stdout %q", out.Stdout)
 	}
 }
