@@ -14,12 +14,6 @@ import (
 // shells are the programs that run the argument after -c as shell code.
 var shells = []string{"sh", "ash", "bash", "rbash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "yash", "posh", "csh", "tcsh", "fish"}
 
-// ShellScript returns the index in argv of the script a shell runs with
-// -c, or -1 (see shellScript). An exec tool refuses to run a command
-// whose script holds a placeholder, even from a run's stored spec that
-// predates the rule validate applies.
-func ShellScript(argv []string) int { return shellScript(argv) }
-
 // shellScript returns the index in argv of the script a shell runs with
 // -c (sh -c, bash -eu -o pipefail -c, busybox sh -c, /usr/bin/env bash
 // -c, sudo sh -c ...), or -1 when argv runs no such script. Whatever
@@ -59,10 +53,12 @@ func shellScript(argv []string) int {
 	return -1
 }
 
-// shellPlaceholders refuses a placeholder in the script of a shell
-// started with -c: once rendered, a value is shell code there, and one
-// holding ; or $(...) runs commands of the model's choosing. Values reach
-// a script safely as environment variables or positional arguments.
+// shellPlaceholders refuses a placeholder in an argument the command
+// runs as code (CodeArgs): the script of a shell started with -c, su -c,
+// env -S, ssh's remote command, python -c and the like. Once rendered, a
+// value is code there, and one holding ; or $(...) runs commands of the
+// model's choosing. Values reach such code safely as environment
+// variables or, after a shell's script, as positional arguments.
 func (d *decoder) shellPlaceholders(f *file, cmd []*yaml.Node, where string) {
 	argv := make([]string, len(cmd))
 	for i, c := range cmd {
@@ -70,20 +66,44 @@ func (d *decoder) shellPlaceholders(f *file, cmd []*yaml.Node, where string) {
 			argv[i] = c.Value
 		}
 	}
-	i := shellScript(argv)
-	if i < 0 || !tmpl.Has(argv[i]) {
-		return
+	script := shellScript(argv)
+	for _, i := range CodeArgs(argv) {
+		if !tmpl.Has(argv[i]) {
+			continue
+		}
+		name, src := "VALUE", `${{ input.NAME }}`
+		if t, err := tmpl.Parse(argv[i], actionVars, tmpl.AnyEnv); err == nil && len(t.Placeholders()) > 0 {
+			src = t.Placeholders()[0]
+			name = envNameFor(src)
+			src = "${{ " + src + " }}"
+		}
+		pos := f.offsetPos(cmd[i], strings.Index(argv[i], "${{"))
+		if i == script {
+			shell := argv[slices.IndexFunc(argv, func(a string) bool { return slices.Contains(shells, path.Base(a)) })]
+			d.errs.add(pos, "%s[%d]: a placeholder in the script of %s -c is run as shell code (a value holding ; or $(...) would run commands): pass the value through env and quote it in the script, env: {%s: %q} and \"$%s\" (or use shell: true, which takes values only through env)",
+				where, i, path.Base(shell), name, src, name)
+			continue
+		}
+		if remoteCommand(argv, i) {
+			d.errs.add(pos, "%s[%d]: ssh hands its remote command to a shell on the host, where a placeholder's value would run as code: run a fixed remote command instead (the remote shell sees none of the tool's env)",
+				where, i)
+			continue
+		}
+		d.errs.add(pos, "%s[%d]: a placeholder in an argument the command runs as code (su -c, env -S, ssh's remote command, python -c, perl -e, awk's program, ...) would run a value as code: pass the value through env, env: {%s: %q}, and read it from the environment there",
+			where, i, name, src)
 	}
-	shell := argv[slices.IndexFunc(argv, func(a string) bool { return slices.Contains(shells, path.Base(a)) })]
-	name, src := "VALUE", `${{ input.NAME }}`
-	if t, err := tmpl.Parse(argv[i], actionVars, tmpl.AnyEnv); err == nil && len(t.Placeholders()) > 0 {
-		src = t.Placeholders()[0]
-		name = envNameFor(src)
-		src = "${{ " + src + " }}"
+}
+
+// remoteCommand reports whether argv[i] is part of the command ssh hands
+// to a shell on the remote host.
+func remoteCommand(argv []string, i int) bool {
+	for j, a := range argv[:i] {
+		if path.Base(a) == "ssh" {
+			d := sshDestination(argv, j)
+			return d >= 0 && i > d
+		}
 	}
-	d.errs.add(f.offsetPos(cmd[i], strings.Index(argv[i], "${{")),
-		"%s[%d]: a placeholder in the script of %s -c is run as shell code (a value holding ; or $(...) would run commands): pass the value through env and quote it in the script, env: {%s: %q} and \"$%s\" (or use shell: true, which takes values only through env)",
-		where, i, path.Base(shell), name, src, name)
+	return false
 }
 
 // envNameFor proposes an environment variable name for the value of an

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,34 @@ agents:
 	}
 	if _, err := Reload(src); err != nil {
 		t.Errorf("Reload: %v", err)
+	}
+}
+
+// TestCodeArgs: the arguments a command runs as code, whatever runs it.
+func TestCodeArgs(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want []int
+	}{
+		{[]string{"sh", "-c", "x", "sh", "data"}, []int{2}},
+		{[]string{"su", "root", "-c", "x"}, []int{3}},
+		{[]string{"runuser", "-u", "app", "--command=x"}, []int{3}},
+		{[]string{"env", "-S", `sh -c "x"`}, []int{2}},
+		{[]string{"/usr/bin/env", "--split-string=sh -c x"}, []int{1}},
+		{[]string{"ssh", "-p", "22", "host", "echo", "x"}, []int{4, 5}},
+		{[]string{"ssh", "host"}, nil},
+		{[]string{"python3", "-c", "x", "arg"}, []int{2}},
+		{[]string{"perl", "-e", "x"}, []int{2}},
+		{[]string{"node", "--eval", "x"}, []int{2}},
+		{[]string{"php", "-r", "x"}, []int{2}},
+		{[]string{"awk", "-F", ",", "{print $1}", "file"}, []int{3}},
+		{[]string{"awk", "-f", "prog.awk", "file"}, nil},
+		{[]string{"python3", "script.py", "x"}, nil},
+		{[]string{"curl", "-d", "x", "http://h"}, nil},
+		{[]string{"echo", "-c", "x"}, nil},
+	} {
+		if got := CodeArgs(c.argv); !slices.Equal(got, c.want) {
+			t.Errorf("CodeArgs(%q) = %v, want %v", c.argv, got, c.want)
+		}
 	}
 }

@@ -52,8 +52,11 @@ func New(e *spec.Exec) *Action {
 	for i, c := range e.Command {
 		src[i] = c.Source()
 	}
-	if i := spec.ShellScript(src); i >= 0 && tmpl.Has(src[i]) {
-		a.unsafe = fmt.Sprintf("refused: command[%d] puts a placeholder in a shell's -c script, where a value would run as shell code; the spec must pass it through env (agentctl validate says how)", i)
+	for _, i := range spec.CodeArgs(src) {
+		if tmpl.Has(src[i]) {
+			a.unsafe = fmt.Sprintf("refused: command[%d] puts a placeholder in an argument run as code (a shell's -c script, su -c, ssh's remote command, python -c, ...), where a value would run as code; the spec must pass it through env (agentctl validate says how)", i)
+			break
+		}
 	}
 	if a.timeout == 0 {
 		a.timeout = DefaultTimeout

@@ -128,7 +128,7 @@ func TestShellPlaceholderRefused(t *testing.T) {
 	dir := t.TempDir()
 	a := action(t, time.Second, "sh", "-c", "echo db ${{ input.db }} > "+dir+"/out")
 	_, err := a.Do(context.Background(), toolkits.Call{RunID: "R", CallID: "C", Input: map[string]any{"db": "a; touch " + dir + "/pwned"}})
-	if err == nil || !strings.Contains(err.Error(), "placeholder in a shell's -c script") {
+	if err == nil || !strings.Contains(err.Error(), "placeholder in an argument run as code") {
 		t.Fatalf("Do: %v, want a refusal", err)
 	}
 	if _, err := os.Stat(dir + "/out"); err == nil {
