@@ -80,6 +80,8 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 		if err := e.ready(g, t.root); err != nil {
 			return nil, usagef("%s run %s: %v: nothing was recorded (--detach leaves the run to a worker)", d.Action, r.ID, err)
 		}
+	} else if st, err := decodeState(t.root); err == nil && st.Replay != "" {
+		return nil, usagef("%s run %s: it replays %s, and a worker has no cassette: decide it without --detach, with --replay: nothing was recorded", d.Action, r.ID, st.Replay)
 	}
 	if d.By == "" {
 		d.By = d.OSUser

@@ -28,7 +28,7 @@ func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) e
 	}
 	// Policy flows down: a sub-agent never runs pre-approved because it
 	// was delegated to.
-	cst := &state{RequireApproval: st.RequireApproval || a.spec.RequireToolApproval, MaxDepth: st.MaxDepth}
+	cst := &state{RequireApproval: st.RequireApproval || a.spec.RequireToolApproval, MaxDepth: st.MaxDepth, Replay: st.Replay}
 	if sub.spec.Instructions != "" {
 		cst.Messages = append(cst.Messages, message{Role: "system", Text: sub.spec.Instructions})
 	}

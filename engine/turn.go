@@ -43,6 +43,11 @@ func (rn *runner) turn(ctx context.Context) error {
 // stalls the run (resp nil, err nil); an interruption is returned as is,
 // leaving the run as checkpointed.
 func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed bool, err error) {
+	if rn.st.Replay != "" && rn.e.replay == "" {
+		// A worker, or a decision left to one: never a live model for a
+		// run that replays a cassette.
+		return nil, false, rn.stall(ctx, fmt.Errorf("the run was started with --replay %s: continue it with --replay, never a live model", rn.st.Replay))
+	}
 	defs, err := rn.a.toolDefs(ctx)
 	if err == nil {
 		req := &model.Request{Messages: rn.st.conversation(rn.calls), Tools: defs, OnText: rn.e.streamTo(rn.r, &streamed)}

@@ -44,6 +44,9 @@ snapshot of the spec: editing the files later does not change it.`,
 			} else if err := a.limits.check("--input", []byte(input)); err != nil {
 				return err
 			}
+			if detach && out.replay != "" {
+				return usageErr(errors.New("run: --replay answers from a cassette in this process, and a worker has none: drop --detach"))
+			}
 			if strings.TrimSpace(input) == "" {
 				return usageErr(errors.New("run: no input: pass --input TEXT or pipe it on standard input"))
 			}
