@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"net/url"
 	"slices"
 	"strconv"
@@ -178,7 +179,8 @@ func maxFormLen(v string) int {
 
 // exactForms returns v and the distinct forms it takes when encoded as Go
 // writes them: JSON with and without HTML escaping, URL query (a space
-// as +) and path escaping.
+// as +) and path escaping, and HTML escaping (Go's, text-only, and the
+// &quot;/&#x27; form other libraries write).
 func exactForms(v string) []string {
 	out := []string{v}
 	add := func(f string) {
@@ -196,6 +198,9 @@ func exactForms(v string) []string {
 	}
 	add(url.QueryEscape(v))
 	add(url.PathEscape(v))
+	add(html.EscapeString(v))                                                   // &amp; &lt; &gt; &#39; &#34;
+	add(strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(v)) // text, not attributes
+	add(strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#x27;").Replace(v))
 	return out
 }
 

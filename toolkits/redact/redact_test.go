@@ -48,6 +48,8 @@ func TestCutTextEscapes(t *testing.T) {
 		amp, `p\u0026ss\u003cw\u003erd \"5678\"\\x`, `p&ss<w>rd \"5678\"\\x`,
 		`p%26ss%3Cw%3Erd+%225678%22%5Cx`, `p%26ss%3cw%3erd%20%225678%22%5cx`, `p&ss%3Cw%3Erd%20%225678%22%5Cx`,
 		`key-\ud83d\ude00-9876`, `key-\uD83D\uDE00-9876`,
+		// HTML-escaped, as a web page or an http body shows it.
+		`p&amp;ss&lt;w&gt;rd &#34;5678&#34;\x`, `p&amp;ss&lt;w&gt;rd "5678"\x`, `p&amp;ss&lt;w&gt;rd &quot;5678&quot;\x`,
 		// A tool's JSON output inside an exec result: escapes escaped.
 		`p\\u00e4ssw\\u00f6rd-1234`, strings.ReplaceAll(aws, "/", `\\/`),
 	} {
