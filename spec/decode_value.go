@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -238,8 +239,15 @@ func (d *decoder) envNames(f *file, n *yaml.Node, path string) []string {
 		if c = scalar(c); c == nil {
 			continue
 		}
-		if !isEnvName(c.Value) {
+		switch {
+		case !isEnvName(c.Value):
 			d.errs.add(f.pos(c), "%s: %q is not an environment variable name (letters, digits and _, not starting with a digit)", path, c.Value)
+			continue
+		case BaseEnv(c.Value) || c.Value == "AGENTCTL_RUN_ID" || c.Value == "AGENTCTL_CALL_ID":
+			d.errs.add(f.pos(c), "%s: %s is passed already (PATH, HOME, USER, LOGNAME, LANG, LC_*, TZ, TMPDIR and the proxy variables are; AGENTCTL_RUN_ID and AGENTCTL_CALL_ID are set by agentctl): leave it out", path, c.Value)
+			continue
+		case slices.Contains(out, c.Value):
+			d.errs.add(f.pos(c), "%s: %s is named twice", path, c.Value)
 			continue
 		}
 		out = append(out, c.Value)
@@ -255,4 +263,16 @@ func isEnvName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// BaseEnv reports whether a variable of agentctl's environment passes to
+// every command agentctl starts (exec tools, stdio MCP servers): what a
+// program needs to run as the user, never a credential.
+func BaseEnv(name string) bool {
+	switch name {
+	case "PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR",
+		"http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }
