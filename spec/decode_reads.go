@@ -22,6 +22,9 @@ var runFields = []string{"id", "agent", "step"}
 // unknown field is reported where it is read.
 func (d *decoder) toolReads(f *file, v *yaml.Node, t *Tool, path string) {
 	known := map[string][]string{"input": properties(t.Input), "resume": properties(t.ResumeSchema), "run": runFields}
+	if t.Suspend == nil && t.ResumeSchema == nil {
+		known["resume"] = []string{} // a tool that never suspends gets no resume data
+	}
 	for _, at := range []struct {
 		key  string
 		vars tmpl.Vars
@@ -114,6 +117,9 @@ func (d *decoder) opaque(f *file, n *yaml.Node, path string, cond tmpl.Expr) {
 func unknownField(variable, name string, known []string) string {
 	if known == nil || slices.Contains(known, name) {
 		return ""
+	}
+	if len(known) == 0 && variable == "resume" {
+		return fmt.Sprintf("resume.%s: the tool never suspends, so there is no resume data (suspend and resumeSchema declare it)", name)
 	}
 	what := map[string]string{"input": "the input schema declares", "resume": "the resumeSchema declares", "run": "a run has"}[variable]
 	msg := fmt.Sprintf("%s.%s: no such field", variable, name)
