@@ -70,7 +70,7 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 	case store.Failed:
 		fmt.Fprintf(w, "error: %s\n", v.Error)
 	case store.Stalled:
-		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once the model can be asked: agentctl continue %s\n", v.Error, v.RunID)
+		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once what failed is fixed: agentctl continue %s\n", v.Error, v.RunID)
 	case store.Running:
 		fmt.Fprintln(w, "another process is advancing this run; follow it with: agentctl events", v.RunID, "--follow")
 	}

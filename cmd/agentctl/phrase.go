@@ -114,7 +114,7 @@ func addFixes(r *sqlstore.Report) {
 		case f.Check == "stopped runs":
 			r.Findings[i].Fix = "agentctl continue RUNID"
 		case f.Check == "stalled runs":
-			r.Findings[i].Fix = "agentctl continue RUNID, once the model can be asked (agentctl show RUNID says what failed)"
+			r.Findings[i].Fix = "agentctl continue RUNID, once what failed is fixed (agentctl show RUNID says what failed)"
 		case f.Check == "interrupted calls":
 			r.Findings[i].Fix = "agentctl retry RUNID --call ID, or agentctl resolve"
 		case f.Check == "overdue approvals":

@@ -109,7 +109,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintf(w, "error    %s\n", indent(d.Error))
 	}
 	if d.Status == store.Stalled {
-		fmt.Fprintf(w, "next     once the model can be asked: agentctl continue %s\n", d.RunID)
+		fmt.Fprintf(w, "next     once what failed is fixed: agentctl continue %s\n", d.RunID)
 	}
 	if len(d.Pending) > 0 {
 		fmt.Fprintln(w, "\npending")
