@@ -148,7 +148,7 @@ type WrongCallError struct {
 func (e *WrongCallError) Error() string {
 	switch {
 	case e.Status == store.CallInterrupted:
-		return fmt.Sprintf("call %s of run %s was interrupted by a crash and may or may not have taken effect", e.CallID, e.RunID)
+		return fmt.Sprintf("call %s of run %s was interrupted (its process stopped) and may or may not have taken effect", e.CallID, e.RunID)
 	case e.Kind == store.KindDelegation:
 		return fmt.Sprintf("call %s of run %s is a delegation waiting for its sub-agent", e.CallID, e.RunID)
 	}

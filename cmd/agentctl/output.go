@@ -112,7 +112,7 @@ func printHints(w io.Writer, v *engine.RunView, short string) {
 		fmt.Fprintf(w, "resume: agentctl resume %s --data '{...}'\n", target(suspended, len(suspended)))
 	}
 	if len(interrupted) > 0 {
-		fmt.Fprintf(w, "interrupted by a crash: agentctl retry %s      or: agentctl resolve %s --output \"...\"\n",
+		fmt.Fprintf(w, "interrupted (its process stopped): agentctl retry %s      or: agentctl resolve %s --output \"...\"\n",
 			target(interrupted, len(interrupted)), target(interrupted, len(interrupted)))
 	}
 }

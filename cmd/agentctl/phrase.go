@@ -65,7 +65,7 @@ func phrase(err error) string {
 func phraseWrongCall(e *engine.WrongCallError) string {
 	switch {
 	case e.Status == store.CallInterrupted:
-		return fmt.Sprintf("call %s of run %s was interrupted by a crash and may or may not have taken effect: use agentctl retry or resolve", e.CallID, e.RunID)
+		return fmt.Sprintf("call %s of run %s was interrupted (its process stopped) and may or may not have taken effect: use agentctl retry or resolve", e.CallID, e.RunID)
 	case e.Want == store.KindInterrupted:
 		return fmt.Sprintf("call %s of run %s was not interrupted: it waits for %s", e.CallID, e.RunID, e.Kind)
 	case e.Kind == store.KindDelegation && len(e.Instead) > 0:

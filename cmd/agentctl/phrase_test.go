@@ -27,7 +27,7 @@ func TestPhrase(t *testing.T) {
 		{engine.ErrOneCall, "--args and --data apply to one call: choose it with --call"},
 		{&engine.ChooseError{RunID: "R", Kind: store.KindApproval, Waiting: calls}, "run R has 2 calls waiting for approval; choose one with --call, or --all: call_1 (a), call_2 (b)"},
 		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallInterrupted, Kind: store.KindInterrupted, Want: store.KindApproval},
-			"call c of run R was interrupted by a crash and may or may not have taken effect: use agentctl retry or resolve"},
+			"call c of run R was interrupted (its process stopped) and may or may not have taken effect: use agentctl retry or resolve"},
 		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallPending, Kind: store.KindApproval, Want: store.KindInterrupted},
 			"call c of run R was not interrupted: it waits for approval"},
 		{&engine.WrongCallError{RunID: "R", CallID: "c", Status: store.CallPending, Kind: store.KindDelegation, Want: store.KindApproval},

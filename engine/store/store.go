@@ -74,7 +74,7 @@ const (
 	// KindDelegation is a call to a sub-agent waiting for its child run;
 	// it is settled by the child's outcome, never by a human.
 	KindDelegation Kind = "delegation"
-	// KindInterrupted is a call interrupted by a crash: it waits for
+	// KindInterrupted is a call interrupted (its process stopped): it waits for
 	// retry or resolve.
 	KindInterrupted Kind = "interrupted"
 )
