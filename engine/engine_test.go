@@ -14,6 +14,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
 	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/toolkits"
 )
 
 const oncall = `
@@ -39,13 +40,17 @@ agents:
   oncall: {model: script, tools: [check, restart], instructions: be careful}
 `
 
-func compile(t testing.TB, src string) *Graph {
+func compile(t testing.TB, src string) *Graph { t.Helper(); return compileWith(t, src, nil) }
+
+// compileWith compiles a spec with the given toolkits (nil: the built-in
+// ones).
+func compileWith(t testing.TB, src string, table toolkits.Table) *Graph {
 	t.Helper()
 	s, err := spec.Load([]spec.Source{{Name: "spec.yaml", Data: []byte(src)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Compile(s, nil, nil)
+	g, err := Compile(s, nil, table)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func stopSetup(t *testing.T) (*Graph, toolkits.Table, *gated) {
 		tool.Declared = toolkits.Declared{Spec: d, Summary: "deploy"}
 		return tool, nil
 	}}
-	s, err := spec.Load([]spec.Source{{Name: "spec.yaml", Data: []byte(`
+	g := compileWith(t, `
 version: 1
 models:
   m:
@@ -55,14 +55,7 @@ tools:
   deploy: {output: unused}
 agents:
   a: {model: m, tools: [deploy]}
-`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Compile(s, nil, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, table)
 	return g, table, tool
 }
 

@@ -40,7 +40,7 @@ func TestToolkitTable(t *testing.T) {
 	table := toolkits.Table{"output": func(d *spec.Tool) (toolkits.Kit, error) {
 		return &pager{Declared: toolkits.Declared{Spec: d, Summary: "page", Vars: []string{"PAGER_TOKEN"}}, calls: &calls}, nil
 	}}
-	s, err := spec.Load([]spec.Source{{Name: "spec.yaml", Data: []byte(`
+	g := compileWith(t, `
 version: 1
 models:
   m:
@@ -55,14 +55,7 @@ tools:
     requireApproval: true
 agents:
   a: {model: m, tools: [page]}
-`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Compile(s, nil, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, table)
 	ctx := context.Background()
 	db := openDB(t)
 	e := New(db, Config{Toolkits: table})
