@@ -66,21 +66,41 @@ func interpreter(name string) []string {
 }
 
 // optionValue returns the index of the value of one of code's options
-// for the program at argv[at] (-c CMD, --command CMD, --command=CMD,
-// -cCMD), skipping options in takes that take a value; 0 when none.
+// for the program at argv[at]: --command CMD, --command=CMD, -c CMD, and
+// single-letter flags grouped (perl -le CMD, python -Bc CMD) or with the
+// value attached (-eCMD). Options in takes take a value and are skipped.
+// 0 when none.
 func optionValue(argv []string, at int, code, takes []string) int {
+	var letters string
+	for _, c := range code {
+		if len(c) == 2 && c[0] == '-' {
+			letters += c[1:]
+		}
+	}
+	next := func(j int) int {
+		if j+1 < len(argv) {
+			return j + 1
+		}
+		return 0
+	}
 	for j := at + 1; j < len(argv); j++ {
 		a := argv[j]
-		for _, c := range code {
-			switch {
-			case a == c:
-				if j+1 < len(argv) {
-					return j + 1
+		switch {
+		case strings.HasPrefix(a, "--"):
+			for _, c := range code {
+				if a == c {
+					return next(j)
 				}
-				return 0
-			case strings.HasPrefix(c, "--") && strings.HasPrefix(a, c+"="),
-				!strings.HasPrefix(c, "--") && strings.HasPrefix(a, c) && len(a) > len(c):
-				return j // the value is in the same argument
+				if strings.HasPrefix(c, "--") && strings.HasPrefix(a, c+"=") {
+					return j
+				}
+			}
+		case len(a) > 1 && a[0] == '-' && letters != "":
+			if strings.IndexByte(letters, a[len(a)-1]) >= 0 {
+				return next(j) // -c, -le, -Bc: the code is the next argument
+			}
+			if strings.ContainsAny(a[1:], letters) {
+				return j // -eCODE
 			}
 		}
 		if slices.Contains(takes, a) {

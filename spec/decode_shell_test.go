@@ -91,3 +91,22 @@ func TestCodeArgs(t *testing.T) {
 		}
 	}
 }
+
+// Grouped single-letter flags still name the code: perl -le, python -Bc,
+// node -pe, and the code attached (-ecode).
+func TestCodeArgsGrouped(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want []int
+	}{
+		{[]string{"perl", "-le", "x"}, []int{2}},
+		{[]string{"python3", "-Bc", "x"}, []int{2}},
+		{[]string{"node", "-pe", "x"}, []int{2}},
+		{[]string{"ruby", "-ex"}, []int{1}},
+		{[]string{"python3", "-u", "script.py", "x"}, nil},
+	} {
+		if got := CodeArgs(c.argv); !slices.Equal(got, c.want) {
+			t.Errorf("CodeArgs(%q) = %v, want %v", c.argv, got, c.want)
+		}
+	}
+}
