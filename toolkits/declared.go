@@ -81,7 +81,8 @@ func Absent(cond tmpl.Expr, input map[string]any) error {
 	guarded := cond.Guarded("input")
 	for _, p := range paths {
 		if !has(input, p) && !slices.ContainsFunc(guarded, func(g []string) bool { return slices.Equal(g, p) }) {
-			return fmt.Errorf("%s reads input.%s, which the call leaves out", cond.Source(), strings.Join(p, "."))
+			f := "input." + strings.Join(p, ".")
+			return fmt.Errorf("%s reads %s, which the call leaves out (to say what its absence means: %s != nil && ..., or %s ?? DEFAULT)", cond.Source(), f, f, f)
 		}
 	}
 	return nil
