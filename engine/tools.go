@@ -30,6 +30,7 @@ type kitNode struct {
 type toolNode struct {
 	decl *spec.Tool
 	tool toolkits.Tool
+	def  model.ToolDef // what the model is offered, secrets cut (offered), made once
 }
 
 // modelName is the name a model calls the tool by.
@@ -48,7 +49,9 @@ func (k *kitNode) list(ctx context.Context) ([]*toolNode, error) {
 	}
 	nodes := make([]*toolNode, len(tools))
 	for i, t := range tools {
-		nodes[i] = &toolNode{decl: k.spec, tool: t}
+		n := &toolNode{decl: k.spec, tool: t}
+		n.def = offered(n.modelName(), t)
+		nodes[i] = n
 	}
 	k.tools = nodes
 	return nodes, nil
@@ -127,7 +130,7 @@ func (a *agentNode) toolDefs(ctx context.Context) ([]model.ToolDef, error) {
 			return nil, err
 		}
 		for _, t := range tools {
-			defs = append(defs, offered(t.modelName(), t.tool))
+			defs = append(defs, t.def)
 		}
 	}
 	for _, name := range a.spec.Agents {
