@@ -150,12 +150,9 @@ func (e *Engine) stallUp(ctx context.Context, r *store.Run) (*RunView, error) {
 		if busy || e.store.Claim(ctx, e.lease, parent.ID, store.Suspended) != nil {
 			break // it waits for a human, or another process has it
 		}
-		parent.Status, parent.Error = store.Stalled, fmt.Sprintf("sub-agent %s (run %s) stalled: %s", r.Agent, r.ID, r.Error)
-		ev := event(parent, StalledEvent{Error: parent.Error})
-		if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, parent, nil, ev); err != nil {
+		if err := e.end(ctx, parent, store.Stalled, fmt.Sprintf("sub-agent %s (run %s) stalled: %s", r.Agent, r.ID, r.Error)); err != nil {
 			return nil, err
 		}
-		e.emit([]store.Event{ev})
 		r = parent
 	}
 	return e.Inspect(ctx, r.RootID)

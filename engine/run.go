@@ -184,8 +184,19 @@ func (e *Engine) fail(ctx context.Context, r *store.Run, cause error) (*RunView,
 // failErr ends a run with an error and reports only whether that was
 // recorded.
 func (e *Engine) failErr(ctx context.Context, r *store.Run, cause error) error {
-	r.Status, r.Error = store.Failed, cause.Error()
-	ev := event(r, ErrorEvent{Error: r.Error})
+	return e.end(ctx, r, store.Failed, cause.Error())
+}
+
+// end ends a run this process holds in status (failed, or stalled) with
+// why, checkpointed with the event that reports it, and releases it.
+func (e *Engine) end(ctx context.Context, r *store.Run, status store.Status, why string) error {
+	r.Status, r.Error = status, why
+	var ev store.Event
+	if status == store.Stalled {
+		ev = event(r, StalledEvent{Error: why})
+	} else {
+		ev = event(r, ErrorEvent{Error: why})
+	}
 	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil, ev); err != nil {
 		return err
 	}

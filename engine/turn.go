@@ -75,14 +75,7 @@ func (e *finalError) Error() string { return e.msg }
 // is kept, the lease released, and no worker takes the run by itself;
 // agentctl continue asks the model again from this checkpoint.
 func (rn *runner) stall(ctx context.Context, cause error) error {
-	r := rn.r
-	r.Status, r.Error = store.Stalled, cause.Error()
-	ev := event(r, StalledEvent{Error: r.Error})
-	if err := rn.e.store.Checkpoint(context.WithoutCancel(ctx), rn.e.lease, r, nil, ev); err != nil {
-		return err
-	}
-	rn.e.emit([]store.Event{ev})
-	return nil
+	return rn.e.end(ctx, rn.r, store.Stalled, cause.Error())
 }
 
 // generate is every model call of a run: the run's model (run --model
