@@ -13,20 +13,9 @@ func (t *String) EnvNames() []string { return t.Reads("env") }
 // Reads returns the names read as VARIABLE.NAME (or VARIABLE["NAME"]) by
 // t's expressions: the fields of input, resume or run a template uses.
 func (t *String) Reads(variable string) []string {
-	if t == nil {
-		return nil
-	}
 	var names []string
-	for _, p := range t.parts {
-		if p.prog == nil {
-			continue
-		}
-		node := p.prog.Node()
-		ast.Walk(&node, memberVisitor{variable, func(name string) {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}})
+	for _, r := range t.ReadsAt(variable) {
+		names = append(names, r.Name)
 	}
 	return names
 }
@@ -93,9 +82,6 @@ func (v *Value) Reads(variable string) []string {
 	}
 	return names
 }
-
-// Reads returns the names read as VARIABLE.NAME by the condition.
-func (e Expr) Reads(variable string) []string { return e.expr.Reads(variable) }
 
 // Paths returns the paths read on variable by literal member access
 // (input.a, input.a.b, input["a"]), and whether variable is also used in
@@ -190,21 +176,3 @@ func memberPath(m *ast.MemberNode, variable string) ([]string, bool) {
 type pathVisitor func(ast.Node)
 
 func (f pathVisitor) Visit(n *ast.Node) { f(*n) }
-
-// memberVisitor reports the literal names read on one variable.
-type memberVisitor struct {
-	variable string
-	f        func(name string)
-}
-
-func (v memberVisitor) Visit(n *ast.Node) {
-	m, ok := (*n).(*ast.MemberNode)
-	if !ok {
-		return
-	}
-	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == v.variable {
-		if s, ok := m.Property.(*ast.StringNode); ok {
-			v.f(s.Value)
-		}
-	}
-}
