@@ -291,7 +291,7 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 	case len(waiting) == 0:
 		// Nothing waits for this decision: say what does, if anything.
 		for _, c := range calls {
-			if c.Status == store.CallInterrupted || c.Status == store.CallPending && c.Kind != store.KindDelegation {
+			if waitsForHuman(c) {
 				return nil, &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k}
 			}
 		}
