@@ -95,7 +95,8 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	if err != nil {
 		// A provider may echo the key it was given (401: "Incorrect API
 		// key provided: ..."): what is stored and shown never holds it.
-		msg := fmt.Sprintf("model %s: %s", node.spec.Name, redact(err.Error(), model.KeyVars(node.spec), toolkits.Environ()))
+		keys := model.KeyVars(node.spec)
+		msg := fmt.Sprintf("model %s: %s", node.spec.Name, redact(err.Error(), keys, toolkits.EnvOf(keys)))
 		if model.Final(err) {
 			return nil, &finalError{msg: msg}
 		}

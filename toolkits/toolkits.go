@@ -178,15 +178,3 @@ func EnvOf(names []string) map[string]string {
 	}
 	return env
 }
-
-// Environ returns the whole process environment as a map: for cutting
-// secrets out of text, never for expressions (EnvOf).
-func Environ() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
-}
