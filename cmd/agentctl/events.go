@@ -104,7 +104,7 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, id string, foll
 // writers committed only to a new connection. A PostgreSQL connection
 // sees every commit as it is.
 func (a *app) reopen(ctx context.Context, e *engine.Engine) (*engine.Engine, error) {
-	if path, err := dbPath(a.dbPath); err != nil || backend.IsURL(path) {
+	if path, err := dbPath(a.dbPath); err != nil || backend.IsPostgres(path) {
 		return e, err
 	}
 	if a.db != nil {

@@ -49,9 +49,6 @@ var ErrBadDSN = postgres.ErrBadDSN
 // postgres:// or postgresql:// URL, or key=value settings.
 func IsPostgres(dsn string) bool { return postgres.IsDSN(dsn) }
 
-// IsURL is IsPostgres.
-func IsURL(dsn string) bool { return IsPostgres(dsn) }
-
 // Check says whether dsn is a database string agentctl accepts (a SQLite
 // file path, a postgres:// URL, PostgreSQL key=value settings); an
 // error matches ErrBadDSN and shows dsn with its passwords masked.
