@@ -262,9 +262,18 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 	out := make([]*RunView, len(runs))
 	for i, r := range runs {
 		calls := pending[r.ID]
-		if slices.ContainsFunc(calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation }) {
-			// A tree: list what waits anywhere below the run (of a
-			// sub-agent's run listed by agent: in its subtree).
+		switch {
+		case !slices.ContainsFunc(calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation }):
+		case r.ParentID == "":
+			// A tree: list what waits anywhere in it, in two queries.
+			v, err := e.treeView(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+			continue
+		default:
+			// A sub-agent's run listed by agent: what waits in its subtree.
 			_, t, err := e.load(ctx, r.ID)
 			if err != nil {
 				return nil, err
@@ -275,6 +284,24 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*RunView, error) {
 		out[i] = e.overdue(view(r, calls, nil))
 	}
 	return out, nil
+}
+
+// treeView is the view of root run r with what waits anywhere in its
+// tree, each call with the path of its run.
+func (e *Engine) treeView(ctx context.Context, r *store.Run) (*RunView, error) {
+	calls, err := e.store.TreePending(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := e.store.Tree(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string][]string{}
+	for _, x := range runs {
+		paths[x.ID] = x.Path
+	}
+	return e.overdue(view(r, calls, paths)), nil
 }
 
 // Resolve returns the full id of the run whose id starts with prefix.
