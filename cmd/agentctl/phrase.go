@@ -25,6 +25,7 @@ func phrase(err error) string {
 		wrong    *engine.WrongCallError
 		input    *engine.InputError
 		conflict *store.ConflictError
+		busy     *store.BusyError
 	)
 	switch {
 	case errors.As(err, &unknown) && unknown.What == "model":
@@ -51,7 +52,7 @@ func phrase(err error) string {
 		return err.Error() + ": use agentctl resume (or decline)"
 	case errors.As(err, &conflict) && conflict.Status == store.CallPending && conflict.Kind == store.KindApproval:
 		return err.Error() + ": use agentctl approve or decline"
-	case errors.Is(err, store.ErrBusy) && strings.Contains(err.Error(), "held its write lock"):
+	case errors.As(err, &busy):
 		// SQLite waits for a write lock as long as AGENTCTL_BUSY_TIMEOUT.
 		return strings.Replace(err.Error(), "; nothing was changed", busyHint+"; nothing was changed", 1)
 	case errors.Is(err, store.ErrCorrupt):

@@ -452,6 +452,16 @@ var (
 
 type unavailable struct{ msg string }
 
+// BusyError is ErrBusy with how long the write waited for another
+// process's lock (SQLite's busy timeout): a front end can say how to wait
+// longer.
+type BusyError struct{ Waited time.Duration }
+
+func (e *BusyError) Error() string { return ErrBusy.Error() }
+
+// Is makes a BusyError match ErrBusy and ErrUnavailable.
+func (e *BusyError) Is(target error) bool { return target == ErrBusy || target == ErrUnavailable }
+
 func (e *unavailable) Error() string        { return e.msg }
 func (e *unavailable) Is(target error) bool { return target == ErrUnavailable }
 

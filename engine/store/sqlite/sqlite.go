@@ -234,7 +234,7 @@ func (o *opener) classify(err error) error {
 	var detail string
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		kind = store.ErrBusy
+		kind = &store.BusyError{Waited: o.busy}
 		detail = fmt.Sprintf("another process held its write lock for over %s; nothing was changed", o.busy)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		kind = store.ErrCorrupt
