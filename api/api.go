@@ -1,0 +1,133 @@
+// Package api holds the wire types of agentctl's HTTP API (agentctl serve,
+// under /v1), shared by the server and the CLI's client. Runs travel as
+// the engine prints them (engine.RunView, engine.RunDetail); this package
+// holds the requests, the inbox items, lists and the error object.
+//
+// The contract is described by the OpenAPI document the server serves at
+// /v1/openapi.json; docs/server.md explains it.
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Error codes of the error object, each with its HTTP status and the CLI
+// exit code it maps to.
+const (
+	CodeInvalid         = "invalid"         // 400; exit 2: bad input, with JSON pointers in Details
+	CodeUnauthenticated = "unauthenticated" // 401; exit 2: no or bad credentials
+	CodeForbidden       = "forbidden"       // 403; exit 5: the role or approver policy refuses (audited when it is a decision)
+	CodeNotFound        = "not_found"       // 404; exit 2: unknown run or call id
+	CodeConflict        = "conflict"        // 409; exit 4: already decided, not suspended, another won
+	CodeTooLarge        = "too_large"       // 413; exit 2: a body over the server's limit
+	CodeRateLimited     = "rate_limited"    // 429; exit 1: too many requests from this identity
+	CodeUnavailable     = "unavailable"     // 503; exit 6: the store cannot be used, or the server is stopping
+)
+
+// ErrorBody is the body of every error response: {"error": {...}}.
+type ErrorBody struct {
+	Error Error `json:"error"`
+}
+
+// Error is the one documented error object.
+type Error struct {
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Hint    string   `json:"hint,omitempty"`
+	Details []Detail `json:"details,omitempty"`
+}
+
+// Detail locates one problem of the input: Pointer is a JSON pointer into
+// the request body (or into the data or args it carries), Message what is
+// wrong there.
+type Detail struct {
+	Pointer string `json:"pointer,omitempty"`
+	Message string `json:"message"`
+	// Matches lists the run ids an ambiguous prefix matched.
+	Matches []string `json:"matches,omitempty"`
+}
+
+// StartRequest is the body of POST /v1/runs.
+type StartRequest struct {
+	Agent           string `json:"agent"`
+	Input           string `json:"input"`
+	Model           string `json:"model,omitempty"`
+	RequireApproval bool   `json:"requireApproval,omitempty"`
+	// Spec is YAML text to run instead of the server's specs; only the
+	// configuration's authors may send one.
+	Spec string `json:"spec,omitempty"`
+	// Detach queues the run for the server's workers and answers at once
+	// (202), as run --detach.
+	Detach bool `json:"detach,omitempty"`
+}
+
+// DecisionRequest is the body of POST /v1/runs/{id}/approve, /decline,
+// /resume, /retry and /resolve: the CLI's flags, all optional.
+type DecisionRequest struct {
+	Call   string          `json:"call,omitempty"`
+	All    bool            `json:"all,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`   // approve: replace the call's arguments
+	Always bool            `json:"always,omitempty"` // approve: also approve the tool's later calls
+	As     string          `json:"as,omitempty"`     // decide on behalf of another (delegates only)
+	Data   json.RawMessage `json:"data,omitempty"`   // resume: the resume data
+	Output string          `json:"output,omitempty"` // resolve: the interrupted call's result
+	Failed bool            `json:"failed,omitempty"` // resolve: record it as a failure
+	Detach bool            `json:"detach,omitempty"` // record only; a worker advances the run
+}
+
+// SendRequest is the body of POST /v1/runs/{id}/send.
+type SendRequest struct {
+	Text string `json:"text"`
+	As   string `json:"as,omitempty"`
+}
+
+// List is a page of a list: Next, when set, is the cursor of the next
+// page (?cursor=).
+type List[T any] struct {
+	Items []T    `json:"items"`
+	Next  string `json:"next,omitempty"`
+}
+
+// Approval is one call waiting for a human, in the inbox (GET
+// /v1/approvals).
+type Approval struct {
+	RunID           string          `json:"runId"`
+	RootID          string          `json:"rootId"`
+	CallID          string          `json:"callId"`
+	Agent           string          `json:"agent"`
+	Path            []string        `json:"path"`
+	Tool            string          `json:"tool"`
+	Args            json.RawMessage `json:"args"`
+	Kind            string          `json:"kind"` // approval, suspend or interrupted
+	Gate            json.RawMessage `json:"gate,omitempty"`
+	GateError       string          `json:"gateError,omitempty"`
+	Payload         json.RawMessage `json:"payload,omitempty"`
+	ResumeSchema    json.RawMessage `json:"resumeSchema,omitempty"`
+	Approvers       []string        `json:"approvers"` // who may decide: users and group:NAME; empty: the server's approvers role
+	ApprovalsNeeded int             `json:"approvalsNeeded"`
+	ApprovalsGiven  int             `json:"approvalsGiven"`
+	Deadline        *time.Time      `json:"deadline,omitempty"`
+	CreatedAt       time.Time       `json:"createdAt"`
+}
+
+// Token is a token's record as token list prints it; the secret is never
+// shown again after token create.
+type Token struct {
+	ID        string     `json:"id"`
+	User      string     `json:"user"`
+	Groups    []string   `json:"groups"`
+	CreatedAt time.Time  `json:"createdAt"`
+	CreatedBy string     `json:"createdBy"`
+	ExpiresAt time.Time  `json:"expiresAt"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+}
+
+// Whoami is GET /v1/whoami: the caller as the server authenticated it.
+type Whoami struct {
+	User   string   `json:"user"`
+	Groups []string `json:"groups"`
+	Via    string   `json:"via"` // socket, token or proxy
+	Roles  []string `json:"roles"`
+}
