@@ -181,6 +181,9 @@ type Decision struct {
 	Action     Action
 	By         string // on whose behalf (--as), else the OS user
 	OSUser     string // the OS user who ran the command
+	// Via is how the decider was identified: "" on the database itself
+	// (the CLI), else the server's way: socket, token or proxy.
+	Via        string
 	Reason     string
 	ArgsBefore json.RawMessage // the call's arguments before the decision
 	ArgsAfter  json.RawMessage // after it, when an approval edited them
@@ -229,6 +232,9 @@ type Event struct {
 	Type  EventType
 	Data  json.RawMessage // the event's own fields: a JSON object, without type and runId
 	At    time.Time
+	// Cursor is where the event stands in commit order, as Feed returns
+	// it: a Feed after it resumes with the next event. Empty from Events.
+	Cursor string
 	// Path names the agents from the root of the run's tree to the run.
 	// It is not stored: it is the run's, filled in by whoever hands the
 	// event to consumers (the engine, live and from storage).
@@ -314,6 +320,9 @@ type Filter struct {
 	Agent  string
 	Limit  int  // 0 means no limit
 	Roots  bool // only runs a user started, not child runs
+	// Before is a cursor: only runs listed after the run with this id
+	// (the last of the previous page), newest first.
+	Before string
 }
 
 // Store keeps runs durably. Implementations are safe for concurrent use

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// This file holds what agentctl serve needs of a store besides Store:
+// API tokens, the event feed in commit order, the inbox of waiting
+// calls and counts for metrics. Both backends implement ServerStore.
+
+// Token is the record of an API bearer token. The secret is never
+// stored: only its SHA-256 hash, which the server looks up.
+type Token struct {
+	ID        string // public id: the first 12 hex digits of Hash
+	User      string
+	Groups    []string // the token user's groups, as given at creation
+	Hash      [32]byte // SHA-256 of the secret
+	CreatedAt time.Time
+	CreatedBy string // the OS user who created it
+	ExpiresAt time.Time
+	RevokedAt time.Time // zero: not revoked
+}
+
+// FeedFilter selects the events of a feed: those of run RunID, or of the
+// runs of the tree rooted at Root, or, both empty, every event.
+type FeedFilter struct {
+	RunID string
+	Root  string
+	Limit int // at most this many; 0: the store's default (1000)
+}
+
+// WaitingFilter selects calls waiting for a human across all runs.
+type WaitingFilter struct {
+	Agent string // only calls of runs of this agent
+	Kind  Kind   // only calls waiting for this kind of decision
+	After string // cursor: the Cursor of the last call of the previous page
+	Limit int    // at most this many; 0: the store's default (100)
+}
+
+// WaitingCall is a call waiting for a human, with its run and where the
+// next page starts.
+type WaitingCall struct {
+	Call   *Call
+	Run    *Run
+	Cursor string
+}
+
+// Stats counts what metrics report, read in one snapshot.
+type Stats struct {
+	Runs          map[Status]int // runs by status
+	Waiting       map[Kind]int   // calls waiting for a human, by kind
+	OldestWaiting time.Time      // when the oldest call waiting for approval was made; zero: none
+}
+
+// ErrBadCursor: a cursor that no feed or list of this store made.
+var ErrBadCursor = errors.New("bad cursor")
+
+// ServerStore is what agentctl serve needs of a store besides Store.
+type ServerStore interface {
+	Store
+	// CreateToken stores a new token.
+	CreateToken(ctx context.Context, t *Token) error
+	// TokenByHash returns the token whose secret hashes to hash, revoked
+	// and expired ones included (the caller checks), or ErrNotFound.
+	TokenByHash(ctx context.Context, hash [32]byte) (*Token, error)
+	// Tokens returns every token, newest first.
+	Tokens(ctx context.Context) ([]*Token, error)
+	// RevokeToken revokes the token whose id starts with prefix:
+	// ErrNotFound when none does, an *AmbiguousError when several do, a
+	// *ConflictError when it is already revoked.
+	RevokeToken(ctx context.Context, prefix string, at time.Time) (*Token, error)
+
+	// Feed returns events committed after cursor after ("": from the
+	// first), in commit order, each with its Cursor. An event is returned
+	// only once no transaction that could still commit an event before
+	// it is open, so a reader that resumes after the last cursor it saw
+	// misses none and repeats none. A cursor the store did not make is
+	// ErrBadCursor.
+	Feed(ctx context.Context, after string, f FeedFilter) ([]*Event, error)
+	// Waiting returns the calls waiting for a human (approval, resume
+	// data, or an interrupted call's retry or resolve; not delegations)
+	// across every run, oldest first, with their runs.
+	Waiting(ctx context.Context, f WaitingFilter) ([]WaitingCall, error)
+	// Stats counts runs and waiting calls.
+	Stats(ctx context.Context) (Stats, error)
+}
