@@ -176,11 +176,11 @@ func (a Action) Past() string {
 
 // Decision is a decision on a call, kept as an append-only audit record.
 type Decision struct {
-	RunID      string
-	CallID     string
-	Action     Action
-	By         string // on whose behalf (--as), else the OS user
-	OSUser     string // the OS user who ran the command
+	RunID  string
+	CallID string
+	Action Action
+	By     string // on whose behalf (--as), else the OS user
+	OSUser string // the OS user who ran the command
 	// Via is how the decider was identified: "" on the database itself
 	// (the CLI), else the server's way: socket, token or proxy.
 	Via        string
