@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"github.com/agentctl/agentctl/internal/duration"
+
 	"errors"
 	"fmt"
 	"math"
@@ -59,15 +61,16 @@ func ParseSize(text string) (int64, error) {
 	return v * mult, nil
 }
 
-// duration decodes a positive duration such as 30s or 24h; 0 when absent.
+// duration decodes a positive duration such as 30s, 24h or 7d; 0 when
+// absent.
 func (d *decoder) duration(f *file, n *yaml.Node, path string) time.Duration {
 	if n = scalar(n); n == nil || n.Tag != "!!str" {
 		return 0 // absent, or of the wrong type: the schema reports it
 	}
-	dur, err := time.ParseDuration(n.Value)
+	dur, err := duration.Parse(n.Value)
 	switch {
 	case err != nil:
-		d.errs.add(f.pos(n), "%s: invalid duration %q (want e.g. 30s, 5m, 1h30m)", path, n.Value)
+		d.errs.add(f.pos(n), "%s: invalid duration %q (want e.g. 30s, 5m, 1h30m, 7d)", path, n.Value)
 	case dur <= 0:
 		d.errs.add(f.pos(n), "%s: must be positive", path)
 	}

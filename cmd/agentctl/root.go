@@ -19,6 +19,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
+	"github.com/agentctl/agentctl/internal/duration"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -109,7 +110,8 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
-	root.PersistentFlags().DurationVar(&a.grace, "grace", defaultGrace, "on SIGTERM or Ctrl-C, how long the tool in flight may finish before it is killed (its call is then recorded interrupted)")
+	a.grace = defaultGrace
+	root.PersistentFlags().Var(duration.Value{D: &a.grace}, "grace", "on SIGTERM or Ctrl-C, how long the tool in flight may finish before it is killed (its call is then recorded interrupted)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) (err error) {
 		if a.limits, err = readLimits(); err != nil {
 			return err
@@ -286,9 +288,9 @@ func busyTimeout() (time.Duration, error) {
 	if v == "" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(v)
+	d, err := duration.Parse(v)
 	if err != nil || d <= 0 {
-		return 0, usageErr(fmt.Errorf("AGENTCTL_BUSY_TIMEOUT=%q: want a duration such as 30s", v))
+		return 0, usageErr(fmt.Errorf("AGENTCTL_BUSY_TIMEOUT=%q: want a duration such as 30s or 2m", v))
 	}
 	return d, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store/backend"
+	"github.com/agentctl/agentctl/internal/duration"
 )
 
 const workerHelp = `Advance runs left for a worker, until stopped: runs started with
@@ -69,8 +70,9 @@ func (a *app) workerCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.agent, "agent", "", "only advance runs of trees whose root runs `AGENT`")
 	cmd.Flags().IntVar(&f.concurrency, "concurrency", 1, "advance up to `N` runs at once")
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as text or json")
-	cmd.Flags().DurationVar(&f.lease, "lease", 60*time.Second, "how long a run stays held if this worker stops renewing (dies)")
-	cmd.Flags().DurationVar(&f.poll, "poll", time.Second, "how often to look for work without a notification (SQLite; a safety net on PostgreSQL)")
+	f.lease, f.poll = 60*time.Second, time.Second
+	cmd.Flags().Var(duration.Value{D: &f.lease}, "lease", "how long a run stays held if this worker stops renewing (dies)")
+	cmd.Flags().Var(duration.Value{D: &f.poll}, "poll", "how often to look for work without a notification (SQLite; a safety net on PostgreSQL)")
 	cmd.Flags().BoolVar(&f.exitIdle, "exit-when-idle", false, "exit once no run is queued, decided or running")
 	return cmd
 }
