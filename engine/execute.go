@@ -19,6 +19,13 @@ func (rn *runner) execute(ctx context.Context, c *store.Call) error {
 	if sub, ok := rn.a.subs[c.Tool]; ok {
 		return rn.delegate(ctx, sub, c)
 	}
+	if ok, err := rn.approvedOnRecord(ctx, c); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, fmt.Sprintf(
+			"error: call %s needs approval and has no approval on record; it was not executed (was the database changed outside agentctl? agentctl doctor)", c.ID))
+	}
 	t, err := rn.a.tool(ctx, c.Tool)
 	switch {
 	case err != nil:
@@ -40,6 +47,26 @@ func (rn *runner) execute(ctx context.Context, c *store.Call) error {
 		return err
 	}
 	return rn.run(ctx, t.tool, c, call)
+}
+
+// approvedOnRecord reports whether a call its gate held for approval has
+// an approval on record: a status changed outside agentctl is not one.
+// The count kept on the call answers at once; the audit trail only for a
+// call approved before agentctl counted approvals.
+func (rn *runner) approvedOnRecord(ctx context.Context, c *store.Call) (bool, error) {
+	if c.Gate.Verdict != store.GateRequired || c.Approvals > 0 {
+		return true, nil
+	}
+	ds, err := rn.e.store.Decisions(ctx, c.RunID)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range ds {
+		if d.CallID == c.ID && (d.Action == store.Approve || d.Action == store.Resume) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // before applies a declaration's suspend and skip conditions to a call

@@ -69,6 +69,11 @@ var checks = []struct {
 	{"child runs", `SELECT r.id FROM runs r WHERE r.parent_id IS NOT NULL AND NOT EXISTS
 		(SELECT 1 FROM runs p WHERE p.id = r.parent_id)`,
 		"child runs whose parent is missing", FindingError},
+	{"unapproved calls", `SELECT DISTINCT c.run_id FROM calls c
+		WHERE (c.gate LIKE '{"verdict":"required"%' OR c.gate LIKE 'required by %')
+		AND c.status IN ('approved','executing','succeeded','failed','interrupted')
+		AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.run_id = c.run_id AND d.call_id = c.call_id AND d.action IN ('approve','resume'))`,
+		"calls that need approval marked approved or run with no approval on record (changed outside agentctl? only agentctl serve should write a shared database)", FindingError},
 	{"stopped runs", `SELECT id FROM runs WHERE status = 'running' AND (owner IS NULL OR lease_expires < ?)`,
 		"runs left running by a process that stopped", FindingWarn},
 	{"stalled runs", `SELECT id FROM runs WHERE status = 'stalled'`,
