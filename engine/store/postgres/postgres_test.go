@@ -99,6 +99,7 @@ func TestOldEvents(t *testing.T) {
 const (
 	eventFields   = 3 // sqlstore.EventFieldsMigration
 	resultObjects = 4 // structured results
+	serverSchema  = 5 // tokens, decisions.via, the inbox index, events.xid
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -106,7 +107,11 @@ const (
 func rewind(t *testing.T, db *sqlstore.DB, v int) {
 	t.Helper()
 	ctx := context.Background()
-	undo := map[int]string{resultObjects: `ALTER TABLE calls DROP COLUMN result_object`}
+	undo := map[int]string{
+		resultObjects: `ALTER TABLE calls DROP COLUMN result_object`,
+		serverSchema: `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via;
+			DROP INDEX events_feed; ALTER TABLE events DROP COLUMN xid`,
+	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {
 		if _, err := db.SQL().ExecContext(ctx, undo[i]); undo[i] != "" && err != nil {
