@@ -60,6 +60,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		Dollar:     true,
 		LockRun:    true,
 		SkipLocked: true,
+		XID:        true,
 		Classify:   classify,
 	}
 	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), Now: opts.Now}), nil

@@ -169,3 +169,63 @@ func oldRun(t *testing.T, dsn string) *sqlstore.DB {
 	}
 	return db
 }
+
+// The feed is in commit order: a transaction that took the lower event
+// id but commits last is not skipped by a reader that reads in between.
+// Its event, and every event after it, waits until it ends.
+func TestFeedCommitOrder(t *testing.T) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lease := store.Lease{Owner: "p", TTL: time.Minute}
+	r := &store.Run{ID: "01A", Agent: "a", Status: store.Running, SpecHash: "h", State: []byte("{}")}
+	if err := db.CreateRun(ctx, r, []byte("s"), lease); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Checkpoint(ctx, lease, r, nil, store.Event{RunID: "01A", Type: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction of another process writes an event and stays open.
+	held, err := db.SQL().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback()
+	var heldID int64
+	if err := held.QueryRowContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES ('01A', 'held', '{}', 0) RETURNING id`).Scan(&heldID); err != nil {
+		t.Fatal(err)
+	}
+	// A later transaction takes a higher id and commits first.
+	if err := db.Checkpoint(ctx, lease, r, nil, store.Event{RunID: "01A", Type: "after"}); err != nil {
+		t.Fatal(err)
+	}
+	types := func(evs []*store.Event) string {
+		var out []string
+		for _, e := range evs {
+			out = append(out, string(e.Type))
+		}
+		return strings.Join(out, " ")
+	}
+	evs, err := db.Feed(ctx, "", store.FeedFilter{})
+	if err != nil || types(evs) != "before" {
+		t.Fatalf("feed while the first writer is open: %q, %v; want only the event committed before it began", types(evs), err)
+	}
+	if evs[0].ID >= heldID {
+		t.Fatalf("event ids %d, %d: the held transaction should have the higher one", evs[0].ID, heldID)
+	}
+	cursor := evs[0].Cursor
+	if err := held.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	evs, err = db.Feed(ctx, cursor, store.FeedFilter{})
+	if err != nil || types(evs) != "held after" {
+		t.Fatalf("feed after the first writer committed: %q, %v; want held, then after", types(evs), err)
+	}
+}
