@@ -135,7 +135,7 @@ func (s *DB) RevokeToken(ctx context.Context, prefix string, at time.Time) (*sto
 		}
 		t = found[0]
 		if !t.RevokedAt.IsZero() {
-			return fmt.Errorf("token %s was already revoked at %s: %w", t.ID, t.RevokedAt.Format(time.RFC3339), store.ErrConflict)
+			return &revokedError{id: t.ID, at: t.RevokedAt}
 		}
 		t.RevokedAt = fromMS(ms(at))
 		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, ms(at), t.ID)
@@ -152,6 +152,19 @@ func (s *DB) RevokeToken(ctx context.Context, prefix string, at time.Time) (*sto
 	}
 	return t, nil
 }
+
+// revokedError reports a token revoked already. It matches
+// store.ErrConflict.
+type revokedError struct {
+	id string
+	at time.Time
+}
+
+func (e *revokedError) Error() string {
+	return fmt.Sprintf("token %s was already revoked at %s", e.id, e.at.UTC().Format(time.RFC3339))
+}
+
+func (e *revokedError) Is(target error) bool { return target == store.ErrConflict }
 
 // Stats implements store.ServerStore: its three counts are read in one
 // read transaction (one snapshot).
