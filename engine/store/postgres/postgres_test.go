@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,64 @@ func TestFeedCommitOrder(t *testing.T) {
 	evs, err = db.Feed(ctx, cursor, store.FeedFilter{})
 	if err != nil || types(evs) != "held after" {
 		t.Fatalf("feed after the first writer committed: %q, %v; want held, then after", types(evs), err)
+	}
+}
+
+// BenchmarkWaiting pages the inbox of 10,000 calls waiting for approval
+// (among 30,000 calls, in 20,000 runs): the first page, a page from the
+// middle, and the first page of one agent's calls.
+func BenchmarkWaiting(b *testing.B) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, b.Name())
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const n = 10000
+	for _, q := range []string{
+		`INSERT INTO specs(hash, body) VALUES ('h', 's')`,
+		`INSERT INTO runs(id, agent, status, input, spec_hash, created_at, updated_at)
+			SELECT 'R' || lpad(i::text, 7, '0'), (ARRAY['oncall', 'release', 'db'])[i % 3 + 1],
+				CASE WHEN i % 2 = 0 THEN 'suspended' ELSE 'completed' END, 'in', 'h', i, i FROM generate_series(0, 2 * 10000 - 1) i`,
+		`INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, created_at, updated_at)
+			SELECT id, 'call_1', 1, 1, 't', '{}', 'succeeded', created_at, created_at FROM runs`,
+		`INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, kind, created_at, updated_at)
+			SELECT id, 'call_2', 2, 1, 't', '{}', 'pending', 'approval', 20000 - created_at, 20000 - created_at FROM runs WHERE status = 'suspended'`,
+		`ANALYZE`,
+	} {
+		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	first, err := db.Waiting(ctx, store.WaitingFilter{Limit: n / 2})
+	if err != nil || len(first) != n/2 {
+		b.Fatal(len(first), err)
+	}
+	for _, bc := range []struct {
+		name string
+		f    store.WaitingFilter
+	}{
+		{"first", store.WaitingFilter{}},
+		{"middle", store.WaitingFilter{After: first[len(first)-1].Cursor}},
+		{"agent", store.WaitingFilter{Agent: "release"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				ws, err := db.Waiting(ctx, bc.f)
+				if err != nil || len(ws) != 100 {
+					b.Fatal(len(ws), err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
 	}
 }

@@ -139,8 +139,11 @@ func (s *DB) Waiting(ctx context.Context, f store.WaitingFilter) ([]store.Waitin
 	if limit <= 0 {
 		limit = waitingLimit
 	}
-	q := `SELECT ` + qualify(callCols, "c") + `, ` + qualify(runCols, "r") + ` FROM calls c JOIN runs r ON r.id = c.run_id
-		WHERE ` + strings.Join(where, ` AND `) + ` ORDER BY c.created_at, c.run_id, c.seq LIMIT ` + strconv.Itoa(limit)
+	// CROSS JOIN keeps SQLite walking calls_waiting in order (it would
+	// rather start from the runs of an agent, then sort); PostgreSQL
+	// plans it as any join.
+	q := `SELECT ` + qualify(callCols, "c") + `, ` + qualify(runCols, "r") + ` FROM calls c CROSS JOIN runs r
+		WHERE r.id = c.run_id AND ` + strings.Join(where, ` AND `) + ` ORDER BY c.created_at, c.run_id, c.seq LIMIT ` + strconv.Itoa(limit)
 	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("waiting calls: %w", s.Classify(err))
