@@ -55,8 +55,10 @@ func (s *DB) Feed(ctx context.Context, after string, f store.FeedFilter) ([]*sto
 	case f.Root != "":
 		where, args = append(where, `run_id IN (SELECT id FROM runs WHERE id = ? OR root_id = ?)`), append(args, f.Root, f.Root)
 	}
-	q := `SELECT ` + cols + ` FROM events WHERE ` + strings.Join(where, ` AND `) + ` ORDER BY ` + order + ` LIMIT ` + strconv.Itoa(limit)
-	rows, err := s.query(ctx, q, args...)
+	// The limit is a parameter: the statement cache keeps one query per
+	// shape, whatever limits callers ask for.
+	q := `SELECT ` + cols + ` FROM events WHERE ` + strings.Join(where, ` AND `) + ` ORDER BY ` + order + ` LIMIT ?`
+	rows, err := s.query(ctx, q, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("event feed: %w", s.Classify(err))
 	}
@@ -143,8 +145,8 @@ func (s *DB) Waiting(ctx context.Context, f store.WaitingFilter) ([]store.Waitin
 	// rather start from the runs of an agent, then sort); PostgreSQL
 	// plans it as any join.
 	q := `SELECT ` + qualify(callCols, "c") + `, ` + qualify(runCols, "r") + ` FROM calls c CROSS JOIN runs r
-		WHERE r.id = c.run_id AND ` + strings.Join(where, ` AND `) + ` ORDER BY c.created_at, c.run_id, c.seq LIMIT ` + strconv.Itoa(limit)
-	rows, err := s.query(ctx, q, args...)
+		WHERE r.id = c.run_id AND ` + strings.Join(where, ` AND `) + ` ORDER BY c.created_at, c.run_id, c.seq LIMIT ?`
+	rows, err := s.query(ctx, q, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("waiting calls: %w", s.Classify(err))
 	}
