@@ -116,33 +116,7 @@ func testFeed(e *env) {
 			}
 		}
 	}
-	feed := func(f store.FeedFilter, page int) []string {
-		e.t.Helper()
-		var out []string
-		after := ""
-		for n := 0; n < 100; n++ {
-			f.Limit = page
-			evs, err := s.Feed(e.ctx, after, f)
-			if err != nil {
-				e.t.Fatal(err)
-			}
-			if len(evs) == 0 {
-				return out
-			}
-			if page > 0 && len(evs) > page {
-				e.t.Fatalf("a page of %d events, limit %d", len(evs), page)
-			}
-			for _, ev := range evs {
-				if ev.Cursor == "" || ev.ID == 0 {
-					e.t.Fatalf("event without a cursor or id: %+v", ev)
-				}
-				out = append(out, ev.RunID+":"+string(ev.Type)+":"+string(ev.Data))
-			}
-			after = evs[len(evs)-1].Cursor
-		}
-		e.t.Fatal("the feed does not end")
-		return nil
-	}
+	feed := func(f store.FeedFilter, page int) []string { return pageFeed(e, s, f, page) }
 	only := func(ids ...string) []string {
 		var out []string
 		for _, w := range want {
@@ -182,6 +156,36 @@ func testFeed(e *env) {
 			e.e("feed after cursor %q: %v, want ErrBadCursor", bad, err)
 		}
 	}
+}
+
+// pageFeed reads a feed to its end by pages of page events (0: the
+// store's default), each event as run:type:data.
+func pageFeed(e *env, s store.ServerStore, f store.FeedFilter, page int) []string {
+	e.t.Helper()
+	var out []string
+	after := ""
+	for n := 0; n < 100; n++ {
+		f.Limit = page
+		evs, err := s.Feed(e.ctx, after, f)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(evs) == 0 {
+			return out
+		}
+		if page > 0 && len(evs) > page {
+			e.t.Fatalf("a page of %d events, limit %d", len(evs), page)
+		}
+		for _, ev := range evs {
+			if ev.Cursor == "" || ev.ID == 0 {
+				e.t.Fatalf("event without a cursor or id: %+v", ev)
+			}
+			out = append(out, ev.RunID+":"+string(ev.Type)+":"+string(ev.Data))
+		}
+		after = evs[len(evs)-1].Cursor
+	}
+	e.t.Fatal("the feed does not end")
+	return nil
 }
 
 // List pages newest first with Before, the last id of the previous page.
