@@ -31,7 +31,9 @@ const (
 // by that id and then the event's, and returns only the events of
 // transactions below the oldest one still running (the snapshot's xmin),
 // so that no transaction can commit an event before one already
-// returned. The cursor is "XID-ID", both in decimal.
+// returned. The cursor is "XID-ID", both in decimal. A transaction that
+// wrote and stays open (on any database of the server: transaction ids
+// are server-wide) holds the feed back until it ends.
 func (s *DB) Feed(ctx context.Context, after string, f store.FeedFilter) ([]*store.Event, error) {
 	xid, id, err := s.parseFeedCursor(after)
 	if err != nil {
