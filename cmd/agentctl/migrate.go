@@ -17,15 +17,16 @@ commands that only read (list, show, events, status, doctor) never change
 it and ask for an upgrade instead.
 
 With them, bring the SQLite file's schema up to date (in place, as any
-command that writes would), then copy every run, call, decision, event and
-spec snapshot from a SQLite database to a PostgreSQL one (the target's
+command that writes would), then copy every run, call, decision, event,
+spec snapshot and API token from a SQLite database to a PostgreSQL one (the target's
 schema is created or brought up to date first), in one transaction,
 keeping run and call ids and the order of decisions and events, then
 verify that the target holds every row of the source, the same. The
 target may hold runs of its own.
 
 Rows are matched by what they are: a run by its id, a call by its run and
-id, a decision or event by its run and its place among the run's. So
+id, a decision or event by its run and its place among the run's, a
+token by its id (a revocation on either side is kept). So
 migrate is safe to run again: after more work in the SQLite file, runs
 and calls the target holds in an earlier state are brought up to date and
 new decisions and events added; a run the target has taken further (it

@@ -140,6 +140,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.workerCmd(),
 		a.statusCmd(),
 		a.migrateCmd(),
+		a.tokenCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

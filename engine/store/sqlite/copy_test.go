@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
@@ -96,5 +98,55 @@ func TestCopy(t *testing.T) {
 	}
 	if n := count(dst, `SELECT count(*) FROM runs WHERE id = 'D'`); n != 0 {
 		t.Error("a refused copy wrote D")
+	}
+}
+
+// TestCopyTokens: Copy copies the tokens the target lacks, carries a
+// revocation over, and keeps one the target made.
+func TestCopyTokens(t *testing.T) {
+	ctx := context.Background()
+	open := func(name string) *sqlstore.DB {
+		db, err := Open(ctx, filepath.Join(t.TempDir(), name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	src, dst := open("src.db"), open("dst.db")
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(db *sqlstore.DB, secret string) *store.Token {
+		tok := &store.Token{User: secret, Hash: sha256.Sum256([]byte(secret)), CreatedBy: "root", CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+		if err := db.CreateToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	a, b, c := mk(src, "a"), mk(src, "b"), mk(src, "c")
+	if _, err := sqlstore.Copy(ctx, src, dst); err != nil {
+		t.Fatal(err)
+	}
+	mk(dst, "d")
+	if _, err := src.RevokeToken(ctx, b.ID, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.RevokeToken(ctx, c.ID, at); err != nil {
+		t.Fatal(err)
+	}
+	copied, err := sqlstore.Copy(ctx, src, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := copied[len(copied)-1]; got != (sqlstore.Copied{Table: "tokens", Source: 3, Updated: 1, Present: 2, Target: 4}) {
+		t.Errorf("tokens copied: %+v", got)
+	}
+	for _, tok := range []*store.Token{a, b, c} {
+		got, err := dst.TokenByHash(ctx, tok.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if revoked := !got.RevokedAt.IsZero(); revoked != (tok != a) {
+			t.Errorf("token %s in the target: revoked %v", tok.User, revoked)
+		}
 	}
 }

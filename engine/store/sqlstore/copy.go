@@ -56,8 +56,8 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// Copy copies every run, call, decision and event (and spec snapshot)
-// from one database to another, keeping run and call ids, in one
+// Copy copies every run, call, decision and event (and spec snapshot,
+// and API token) from one database to another, keeping run and call ids, in one
 // transaction of the target. Rows are matched by their natural identity:
 // a run by its id, a call by its run and id, a decision or event by its
 // run and its place among the run's (the target assigns their integer
@@ -65,7 +65,8 @@ func plural(n int, one, many string) string {
 // already has is brought up to date when the target holds an earlier
 // state of it (copied before, the source went on), and left as it is when
 // the source holds an earlier state of it (the target went on); when both
-// changed it, Copy copies nothing and returns a *MovedError.
+// changed it, Copy copies nothing and returns a *MovedError. A token is
+// matched by its id; a revocation on either side is kept.
 // Before committing, it verifies the contents: every row of the source,
 // the same, in the target. So Copy is safe to run again.
 func Copy(ctx context.Context, from, to *DB) ([]Copied, error) {
@@ -132,6 +133,8 @@ type plan struct {
 	calls     []row // to update
 	decisions []row // new, in the source's order
 	events    []row
+	tokens    []row // new
+	revoked   []row // tokens the source revoked since copied
 	counts    map[string]*Copied
 	moved     []Moved
 	further   []string // runs the target took further
@@ -139,9 +142,10 @@ type plan struct {
 
 func newPlan(src, dst *snapshot) *plan {
 	p := &plan{src: src, dst: dst, counts: map[string]*Copied{}}
-	for _, t := range []string{"specs", "runs", "calls", "decisions", "events"} {
+	for _, t := range copiedTables {
 		p.counts[t] = &Copied{Table: t}
 	}
+	p.planTokens()
 	for _, h := range src.specOrder {
 		p.counts["specs"].Source++
 		if t, ok := dst.specs[h]; ok && same(t, src.specs[h]) {
@@ -174,6 +178,29 @@ func newPlan(src, dst *snapshot) *plan {
 	p.decisions = appended(src.decOrder, src.decisions, dst.decisions, skip, p.counts["decisions"])
 	p.events = appended(src.evOrder, src.events, dst.events, skip, p.counts["events"])
 	return p
+}
+
+// copiedTables are the tables Copy reports on, in order.
+var copiedTables = []string{"specs", "runs", "calls", "decisions", "events", "tokens"}
+
+// planTokens plans the API tokens: those the target lacks are copied, a
+// revocation in the source is carried over, one in the target is kept.
+func (p *plan) planTokens() {
+	c := p.counts["tokens"]
+	for _, id := range p.src.tokOrder {
+		c.Source++
+		s, t := p.src.tokens[id], p.dst.tokens[id]
+		switch {
+		case t == nil:
+			p.tokens = append(p.tokens, s)
+		case same(s, t) || revokedLater(s, t):
+			c.Present++
+		case revokedLater(t, s):
+			p.revoked = append(p.revoked, s)
+		default:
+			p.moved = append(p.moved, Moved{RunID: "-", Why: "token " + id + " differs"})
+		}
+	}
 }
 
 // appended returns the decisions (or events) of the source, in its
@@ -290,6 +317,7 @@ func (p *plan) apply(ctx context.Context, tx *txn) error {
 		{runsTable, p.newRuns, false}, {runsTable, p.runs, true},
 		{callsTable, p.newCalls, false}, {callsTable, p.calls, true},
 		{decisionsTable, p.decisions, false}, {eventsTable, p.events, false},
+		{tokensTable, p.tokens, false}, {tokensTable, p.revoked, true},
 	}
 	for _, st := range steps {
 		q := insertSQL(st.t)
@@ -349,12 +377,13 @@ func updateArgs(t table, r row) []any {
 
 // report counts the target's rows afterwards.
 func (p *plan) report(after *snapshot) []Copied {
-	n := map[string]int{"specs": len(after.specs), "runs": len(after.runs), "decisions": len(after.decOrder), "events": len(after.evOrder)}
+	n := map[string]int{"specs": len(after.specs), "runs": len(after.runs), "decisions": len(after.decOrder), "events": len(after.evOrder),
+		"tokens": len(after.tokens)}
 	for _, cs := range after.calls {
 		n["calls"] += len(cs)
 	}
 	var out []Copied
-	for _, t := range []string{"specs", "runs", "calls", "decisions", "events"} {
+	for _, t := range copiedTables {
 		c := *p.counts[t]
 		c.Target = n[t]
 		out = append(out, c)

@@ -16,8 +16,9 @@ var (
 	specsTable     = table{"specs", "hash, body"}
 	runsTable      = table{"runs", runCols + ", owner, lease_expires, ready"}
 	callsTable     = table{"calls", callCols}
-	decisionsTable = table{"decisions", "run_id, call_id, action, by_name, os_user, reason, at, args_before, args_after, data"}
+	decisionsTable = table{"decisions", "run_id, call_id, action, by_name, os_user, reason, at, args_before, args_after, data, via"}
 	eventsTable    = table{"events", "run_id, type, data, at"}
+	tokensTable    = table{"tokens", tokenCols}
 )
 
 // row is one row's values as the driver read them.
@@ -69,6 +70,8 @@ type snapshot struct {
 	events    map[string][]row
 	decOrder  []ref // every decision, in id order
 	evOrder   []ref
+	tokens    map[string]row // by id
+	tokOrder  []string
 }
 
 // queryFunc runs a read: on a database, or in a transaction.
@@ -77,7 +80,7 @@ type queryFunc func(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 // load reads every row Copy compares.
 func load(ctx context.Context, q queryFunc) (*snapshot, error) {
 	s := &snapshot{specs: map[string]row{}, runs: map[string]row{}, calls: map[string]map[string]row{},
-		decisions: map[string][]row{}, events: map[string][]row{}}
+		decisions: map[string][]row{}, events: map[string][]row{}, tokens: map[string]row{}}
 	err := scanAll(ctx, q, `SELECT `+specsTable.cols+` FROM specs ORDER BY hash`, func(r row) {
 		h := fmt.Sprint(norm(r[0]))
 		s.specs[h], s.specOrder = r, append(s.specOrder, h)
@@ -109,6 +112,12 @@ func load(ctx context.Context, q queryFunc) (*snapshot, error) {
 			run := fmt.Sprint(norm(r[0]))
 			s.evOrder = append(s.evOrder, ref{run, len(s.events[run])})
 			s.events[run] = append(s.events[run], r)
+		})
+	}
+	if err == nil {
+		err = scanAll(ctx, q, `SELECT `+tokensTable.cols+` FROM tokens ORDER BY id`, func(r row) {
+			id := fmt.Sprint(norm(r[0]))
+			s.tokens[id], s.tokOrder = r, append(s.tokOrder, id)
 		})
 	}
 	return s, err
@@ -177,6 +186,11 @@ func verify(src, dst *snapshot, further []string) []string {
 			add("spec %s differs", h)
 		}
 	}
+	for _, id := range src.tokOrder {
+		if t, ok := dst.tokens[id]; !ok || !same(src.tokens[id], t) && !revokedLater(src.tokens[id], t) {
+			add("token %s differs", id)
+		}
+	}
 	ahead := map[string]bool{}
 	for _, id := range further {
 		ahead[id] = true
@@ -207,4 +221,16 @@ func verify(src, dst *snapshot, further []string) []string {
 		}
 	}
 	return diff
+}
+
+// revokedLater reports whether token row b is token row a revoked (a
+// not): the same token, taken further.
+func revokedLater(a, b row) bool {
+	i := col(tokensTable, "revoked_at")
+	if norm(a[i]) != nil || norm(b[i]) == nil {
+		return false
+	}
+	a2, b2 := append(row{}, a...), append(row{}, b...)
+	a2[i], b2[i] = nil, nil
+	return same(a2, b2)
 }
