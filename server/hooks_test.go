@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"os"
@@ -133,5 +134,61 @@ func TestSendAndContinue(t *testing.T) {
 	v, err := engine.New(e.db, engine.Config{}).Inspect(t.Context(), id)
 	if err != nil || v.Status != store.Completed {
 		t.Fatalf("after decline: %v %v", v, err)
+	}
+}
+
+// A proxy on this host connects to the socket: its OS user, among
+// proxyUsers, may name the caller in the header; anyone else's header on
+// the socket is ignored, and they are who the kernel says.
+func TestProxyOnSocket(t *testing.T) {
+	me, _ := osIdentity(uint32(os.Getuid()))
+	for _, c := range []struct {
+		proxyUsers, want, via string
+	}{{me, "carol", "proxy"}, {"someone-else", me, "socket"}} {
+		e := newEnv(t, testRoles+"trustProxyHeader: {header: X-Forwarded-User}\nproxyUsers: ["+c.proxyUsers+"]\n")
+		dir, err := os.MkdirTemp("", "agentctl-sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "s.sock")
+		ln, err := ListenSocket(path, 0o600, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: e.srv.Handler(), ConnContext: connContext}
+		go srv.Serve(ln)
+		defer srv.Close()
+		req, _ := http.NewRequest("GET", "http://agentctl/v1/whoami", nil)
+		req.Header.Set("X-Forwarded-User", "carol")
+		req.Header.Set("X-Request-Id", "my-id.1")
+		resp, err := socketClient(path).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var who struct{ User, Via string }
+		json.NewDecoder(resp.Body).Decode(&who)
+		resp.Body.Close()
+		if who.User != c.want || who.Via != c.via {
+			t.Errorf("proxyUsers [%s]: %+v; want %s via %s", c.proxyUsers, who, c.want, c.via)
+		}
+		if id := resp.Header.Get("X-Request-Id"); id != "my-id.1" {
+			t.Errorf("request id %q not echoed", id)
+		}
+	}
+}
+
+// An insane request id is replaced, not echoed.
+func TestRequestID(t *testing.T) {
+	e := newEnv(t, testRoles)
+	req, _ := http.NewRequest("GET", e.http.URL+"/healthz", nil)
+	req.Header.Set("X-Request-Id", "bad id\twith spaces")
+	resp, err := e.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if id := resp.Header.Get("X-Request-Id"); id == "" || strings.ContainsAny(id, " \t") {
+		t.Fatalf("request id %q", id)
 	}
 }

@@ -229,6 +229,15 @@ func TestStaleSocket(t *testing.T) {
 		t.Fatalf("stale socket: %v", err)
 	}
 	ln.Close()
+	// A narrower mode, and a group.
+	ln, err = ListenSocket(path, 0o660, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o660 {
+		t.Fatalf("mode %v %v", fi.Mode(), err)
+	}
+	ln.Close()
 	other := filepath.Join(dir, "file")
 	os.WriteFile(other, nil, 0o644)
 	if _, err := ListenSocket(other, 0o600, ""); err == nil {
