@@ -342,6 +342,11 @@ func TestListAndTree(t *testing.T) {
 	if kids, ok := r.field(t, "children").([]any); r.code != 200 || !ok || len(kids) != 0 {
 		t.Fatalf("tree: %d %s", r.code, r.body)
 	}
+	// A prefix of both: 400 with the matches.
+	r = e.do("GET", "/v1/runs/"+a[:2], rita, nil)
+	if r.code != 400 || !strings.Contains(string(r.body), a) || !strings.Contains(string(r.body), b) {
+		t.Fatalf("an ambiguous prefix: %d %s", r.code, r.body)
+	}
 	if r := e.do("GET", "/v1/runs?status=bogus", rita, nil); r.code != 400 {
 		t.Fatalf("bad status: %d", r.code)
 	}
