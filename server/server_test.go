@@ -374,3 +374,21 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("readyz while stopping: %d", r.code)
 	}
 }
+
+// A store that cannot be used: 503, and not ready.
+func TestUnavailable(t *testing.T) {
+	e := newEnv(t, testRoles)
+	rita := e.token("rita", nil, time.Hour, false)
+	e.db.mu.Lock()
+	e.db.down = true
+	e.db.mu.Unlock()
+	if r := e.do("GET", "/v1/runs", rita, nil); r.code != 503 || r.errCode(t) != "unavailable" {
+		t.Fatalf("list: %d %s", r.code, r.body)
+	}
+	if r := e.do("GET", "/readyz", "", nil); r.code != 503 {
+		t.Fatalf("readyz: %d %s", r.code, r.body)
+	}
+	if r := e.do("GET", "/healthz", "", nil); r.code != 200 {
+		t.Fatalf("healthz: %d", r.code)
+	}
+}
