@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/spec"
 )
 
 // limiters hold a token bucket per identity.
@@ -95,4 +96,28 @@ func jsonError(err error) error {
 		return invalid("invalid request body", api.Detail{Pointer: "/" + name, Message: fmt.Sprintf("unknown field %q", name)})
 	}
 	return invalid("invalid request body", api.Detail{Message: err.Error()})
+}
+
+// field is one text of a request, for the size check.
+type field struct {
+	name string
+	size int
+}
+
+// checkSizes refuses a request whose texts are over limits.maxInput, or
+// whose spec is over the spec file limit: 413, naming the field.
+func (s *Server) checkSizes(specSize int, fields ...field) error {
+	var details []api.Detail
+	for _, f := range fields {
+		if int64(f.size) > s.cfg.maxInput {
+			details = append(details, api.Detail{Pointer: "/" + f.name, Message: fmt.Sprintf("%d bytes, over the limit of %d", f.size, s.cfg.maxInput)})
+		}
+	}
+	if int64(specSize) > spec.DefaultMaxFile {
+		details = append(details, api.Detail{Pointer: "/spec", Message: fmt.Sprintf("%d bytes, over the limit of %d", specSize, spec.DefaultMaxFile)})
+	}
+	if details == nil {
+		return nil
+	}
+	return &apiError{body: api.Error{Code: api.CodeTooLarge, Message: "the request is over the server's limits", Details: details}}
 }

@@ -88,7 +88,7 @@ func TestApproveOverHTTP(t *testing.T) {
 
 // The error classes: each with its status and code.
 func TestErrorClasses(t *testing.T) {
-	e := newEnv(t, testRoles+"limits: {maxBody: 1KiB}\n")
+	e := newEnv(t, testRoles+"limits: {maxBody: 1KiB, maxInput: 512B}\n")
 	ralph := e.token("ralph", nil, time.Hour, false)
 	id := e.startRun(ralph)
 	alice := e.token("alice", nil, time.Hour, false)
@@ -113,6 +113,7 @@ func TestErrorClasses(t *testing.T) {
 		{"a field of another action", "POST", "/v1/runs/" + id + "/approve", alice, `{"data": {}}`, 400, "invalid", "/data"},
 		{"args against the schema", "POST", "/v1/runs/" + id + "/approve", alice, `{"args": {"service": 5}}`, 400, "invalid", "/args"},
 		{"too large", "POST", "/v1/runs/" + id + "/approve", alice, `{"reason": "` + strings.Repeat("x", 2048) + `"}`, 413, "too_large", ""},
+		{"input too large", "POST", "/v1/runs", ralph, `{"agent": "ops", "input": "` + strings.Repeat("x", 600) + `"}`, 413, "too_large", "/input"},
 		{"unknown agent", "POST", "/v1/runs", ralph, `{"agent": "nope", "input": "x"}`, 400, "invalid", "/agent"},
 		{"no input", "POST", "/v1/runs", ralph, `{"agent": "ops"}`, 400, "invalid", "/input"},
 		{"a resume of a call waiting for approval", "POST", "/v1/runs/" + id + "/resume", alice, `{"data": {}}`, 400, "invalid", ""},
