@@ -102,8 +102,8 @@ type ProxyHeader struct {
 type LimitsConfig struct {
 	MaxBody  string `yaml:"maxBody"`  // a size: 5MiB, 512KiB (default 5MiB)
 	MaxInput string `yaml:"maxInput"` // each text a request carries: input, text, reason, args, data, output (default 1MiB)
-	Wait    string `yaml:"wait"`    // default ?wait= (default 30s)
-	MaxWait string `yaml:"maxWait"` // the longest ?wait= (default 5m)
+	Wait     string `yaml:"wait"`     // default ?wait= (default 30s)
+	MaxWait  string `yaml:"maxWait"`  // the longest ?wait= (default 5m)
 }
 
 // RateConfig is a token bucket per identity.
