@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -36,8 +37,13 @@ func newLimiters(c RateConfig) *limiters {
 }
 
 // allow takes a token from p's bucket.
-func (l *limiters) allow(p *Principal) bool {
-	key := p.Via + "\x00" + p.Name
+func (l *limiters) allow(p *Principal) bool { return l.bucket(p.Via + "\x00" + p.Name).Allow() }
+
+// spent reports whether a bucket has no token left, taking none.
+func (l *limiters) spent(key string) bool { return l.bucket(key).Tokens() < 1 }
+
+// bucket returns the bucket of key, made on first use.
+func (l *limiters) bucket(key string) *rate.Limiter {
 	l.mu.Lock()
 	lim := l.by[key]
 	if lim == nil {
@@ -45,7 +51,20 @@ func (l *limiters) allow(p *Principal) bool {
 		l.by[key] = lim
 	}
 	l.mu.Unlock()
-	return lim.Allow()
+	return lim
+}
+
+// failedKey is the bucket of failed authentications from where r comes
+// from: its address, or a socket peer's uid.
+func failedKey(r *http.Request) string {
+	if p := peerFrom(r); p != nil {
+		return fmt.Sprintf("failed\x00uid:%d", p.uid)
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "failed\x00" + host
 }
 
 // errRateLimited answers a request over its identity's rate.

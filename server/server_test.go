@@ -298,8 +298,18 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("over the rate: %d %s", r.code, r.body)
 	}
 	// Another identity has its own bucket.
-	if r := e.do("GET", "/v1/runs", e.token("alice", nil, time.Hour, false), nil); r.code != 200 {
+	alice := e.token("alice", nil, time.Hour, false)
+	if r := e.do("GET", "/v1/runs", alice, nil); r.code != 200 {
 		t.Fatalf("another identity: %d", r.code)
+	}
+	// Failed authentications from an address: limited before any lookup.
+	for i := range 3 {
+		if r := e.do("GET", "/v1/runs", "agt_guess", nil); r.code != 401 {
+			t.Fatalf("guess %d: %d", i, r.code)
+		}
+	}
+	if r := e.do("GET", "/v1/runs", "agt_guess", nil); r.code != 429 {
+		t.Fatalf("a guess over the rate: %d", r.code)
 	}
 }
 
