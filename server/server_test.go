@@ -403,3 +403,27 @@ func TestUnavailable(t *testing.T) {
 		t.Fatalf("healthz: %d", r.code)
 	}
 }
+
+// A delegate decides on behalf of an approver ("as"); anyone else may
+// not; both names are on record.
+func TestDelegateAs(t *testing.T) {
+	e := newEnv(t, testRoles)
+	ralph := e.token("ralph", nil, time.Hour, false)
+	id := e.startRun(ralph)
+	r := e.do("POST", "/v1/runs/"+id+"/approve", ralph, map[string]any{"as": "alice"})
+	if r.code != 403 || !strings.Contains(string(r.body), "ralph may not decide on behalf of alice") {
+		t.Fatalf("a non-delegate as alice: %d %s", r.code, r.body)
+	}
+	bot := e.token("bot", nil, time.Hour, false)
+	if r := e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": "mallory"}); r.code != 403 {
+		t.Fatalf("the bot as a non-approver: %d %s", r.code, r.body)
+	}
+	r = e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": "alice", "reason": "alice in #ops"})
+	if r.code != 200 || r.field(t, "status") != "completed" {
+		t.Fatalf("the bot as alice: %d %s", r.code, r.body)
+	}
+	if !strings.Contains(string(r.body), `"by": "alice",
+      "osUser": "bot"`) {
+		t.Fatalf("decisions: %s", r.body)
+	}
+}
