@@ -14,6 +14,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.41.0
+	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -141,6 +141,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.statusCmd(),
 		a.migrateCmd(),
 		a.tokenCmd(),
+		a.serveCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/server"
+)
+
+// apireqMain is the apireq program of the scenarios: one HTTP request
+// to agentctl serve, its body on stdout.
+//
+//	apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... METHOD URL [BODY]
+//
+// URL is the server's base URL and a path (with -socket, a path alone).
+// It exits 0 when the status is N (default: any 2xx), else 1, saying
+// the status on stderr.
+func apireqMain() int {
+	fs := flag.NewFlagSet("apireq", flag.ContinueOnError)
+	want := fs.Int("status", 0, "")
+	socket := fs.String("socket", "", "")
+	tok := fs.String("token", "", "")
+	var headers []string
+	fs.Func("H", "", func(s string) error { headers = append(headers, s); return nil })
+	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() < 2 || fs.NArg() > 3 {
+		fmt.Fprintln(os.Stderr, "usage: apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... METHOD URL [BODY]")
+		return 2
+	}
+	url := fs.Arg(1)
+	client := http.DefaultClient
+	if *socket != "" {
+		url = "http://agentctl" + url
+		client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", *socket)
+		}}}
+	}
+	var body io.Reader
+	if fs.NArg() == 3 {
+		body = strings.NewReader(fs.Arg(2))
+	}
+	req, err := http.NewRequest(fs.Arg(0), url, body)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if *tok != "" {
+		req.Header.Set("Authorization", "Bearer "+*tok)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer resp.Body.Close()
+	io.Copy(os.Stdout, resp.Body)
+	fmt.Fprintf(os.Stderr, "status %d\n", resp.StatusCode)
+	if *want == 0 && resp.StatusCode/100 == 2 || resp.StatusCode == *want {
+		return 0
+	}
+	return 1
+}
+
+// waitready waits for a server's ready file (serve --ready-file) and
+// sets $NAME to the base URL written there.
+func waitready(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitready FILE NAME")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil && strings.HasSuffix(string(data), "\n") {
+			ts.Setenv(args[1], strings.TrimSpace(string(data)))
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitready: %s did not appear in 60s", args[0])
+		}
+		time.Sleep(10 * time.Millisecond) // polls a condition: the file the server writes once it listens
+	}
+}
+
+// syncBuffer is a log the reload goroutine writes while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// SIGHUP reloads the specs; a broken reload keeps the old ones and logs
+// each error at its file:line:col.
+func TestWatchReload(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "spec.yaml")
+	write := func(text string) {
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const spec = "version: 1\nmodels: {m: {provider: scripted, turns: [{text: hi}]}}\nagents: {%s: {model: m}}\n"
+	write(fmt.Sprintf(spec, "one"))
+	e := engine.New(nil, engine.Config{})
+	specs := server.NewSpecs([]string{file}, 0, e.Compile)
+	var logBuf syncBuffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	if err := specs.Load(log); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{}
+	defer a.watchReload(specs, log)()
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 10s; log:\n%s", what, logBuf.String())
+			}
+		}
+	}
+	write(fmt.Sprintf(spec, "two"))
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	until("reloaded", func() bool { return slices.Contains(specs.Graph().Agents(), "two") })
+	write("version: 1\nagents:\n  three: {model: nope}\n")
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	until("a broken reload logged", func() bool { return strings.Contains(logBuf.String(), "specs not reloaded") })
+	if !slices.Contains(specs.Graph().Agents(), "two") {
+		t.Fatalf("the old specs were dropped: %v", specs.Graph().Agents())
+	}
+	if !strings.Contains(logBuf.String(), file+":3:") {
+		t.Fatalf("no file:line:col in the log:\n%s", logBuf.String())
+	}
+}
