@@ -212,26 +212,34 @@ func TestListFollowsPages(t *testing.T) {
 }
 
 func TestTreeFlattensChildren(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("tree") != "true" {
 			t.Errorf("query %q", r.URL.RawQuery)
 		}
-		fmt.Fprint(w, `{"runId":"R","agent":"sup","status":"suspended","children":[
+		if r.PathValue("id") == "C1" { // a child: the tree is its root's
+			fmt.Fprint(w, `{"runId":"C1","rootId":"R","agent":"db","status":"suspended","children":[{"runId":"G","agent":"sh","status":"completed"}]}`)
+			return
+		}
+		fmt.Fprint(w, `{"runId":"R","rootId":"R","agent":"sup","status":"suspended","children":[
 			{"runId":"C1","agent":"db","status":"suspended","parentCall":"call_1","children":[{"runId":"G","agent":"sh","status":"completed"}]},
 			{"runId":"C2","agent":"web","status":"completed","parentCall":"call_2"}]}`)
-	}))
+	})
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	c, _ := New(srv.URL, "")
-	tr, err := c.Tree(context.Background(), "R")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, n := range tr {
-		got = append(got, fmt.Sprintf("%s/%d/%s", n.RunID, n.Depth, n.ParentCall))
-	}
-	if want := "R/0/ C1/1/call_1 G/2/ C2/1/call_2"; strings.Join(got, " ") != want {
-		t.Fatalf("tree %q, want %q", got, want)
+	for _, id := range []string{"R", "C1"} {
+		tr, err := c.Tree(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range tr {
+			got = append(got, fmt.Sprintf("%s/%d/%s", n.RunID, n.Depth, n.ParentCall))
+		}
+		if want := "R/0/ C1/1/call_1 G/2/ C2/1/call_2"; strings.Join(got, " ") != want {
+			t.Fatalf("tree of %s: %q, want %q", id, got, want)
+		}
 	}
 }
 

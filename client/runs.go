@@ -89,6 +89,14 @@ func (c *Client) Tree(ctx context.Context, id string) ([]engine.TreeRun, error) 
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: runPath(id, ""), query: q}, &root); err != nil {
 		return nil, err
 	}
+	if root.RootID != "" && root.RootID != root.RunID {
+		// A sub-agent's run: its tree is its root's.
+		rootID := root.RootID
+		root = TreeNode{}
+		if _, err := c.do(ctx, request{method: http.MethodGet, path: runPath(rootID, ""), query: q}, &root); err != nil {
+			return nil, err
+		}
+	}
 	var out []engine.TreeRun
 	var walk func(n TreeNode, depth int)
 	walk = func(n TreeNode, depth int) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/client"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
@@ -79,7 +80,9 @@ type app struct {
 	// mu guards engines and, once an engine is added, grace.
 	mu      sync.Mutex
 	engines []*engine.Engine
-	limits  limits // read before any command runs
+	limits  limits         // read before any command runs
+	server  string         // --server
+	remote  *client.Client // the server the command goes through, if any (connect)
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
@@ -114,23 +117,27 @@ func (a *app) rootCmd() *cobra.Command {
 		if a.limits, err = readLimits(); err != nil {
 			return err
 		}
+		if err := a.connect(cmd); err != nil {
+			return err
+		}
 		return a.checkGrace(cmd, args)
 	}
+	root.PersistentFlags().StringVar(&a.server, "server", "", "go through agentctl serve at `URL|unix:PATH` instead of a database (default $AGENTCTL_SERVER; token $AGENTCTL_TOKEN)")
 	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file, a postgres:// URL or PostgreSQL key=value settings (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
 	root.AddCommand(
 		a.validateCmd(),
-		a.runCmd(),
-		a.listCmd(),
-		a.showCmd(),
-		a.approveCmd(),
-		a.declineCmd(),
-		a.resumeCmd(),
-		a.sendCmd(),
+		remoteOK(a.runCmd()),
+		remoteOK(a.listCmd()),
+		remoteOK(a.showCmd()),
+		remoteOK(a.approveCmd()),
+		remoteOK(a.declineCmd()),
+		remoteOK(a.resumeCmd()),
+		remoteOK(a.sendCmd()),
 		a.expireCmd(),
-		a.eventsCmd(),
-		a.continueCmd(),
-		a.retryCmd(),
-		a.resolveCmd(),
+		remoteOK(a.eventsCmd()),
+		remoteOK(a.continueCmd()),
+		remoteOK(a.retryCmd()),
+		remoteOK(a.resolveCmd()),
 		a.graphCmd(),
 		a.testCmd(),
 		a.schemaCmd(),
@@ -177,7 +184,7 @@ func (a *app) report(err error) int {
 		if ee.err != nil {
 			fmt.Fprintf(a.stderr, "agentctl: %v\n", ee.err)
 		}
-		if ee.code == exitUsage {
+		if ee.code == exitUsage && ee.err != nil {
 			fmt.Fprintln(a.stderr, "Run 'agentctl --help' for usage.")
 		}
 		return ee.code
