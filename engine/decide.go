@@ -37,6 +37,12 @@ type Decision struct {
 	// Detach records the decision and returns: a worker advances the
 	// run (agentctl worker).
 	Detach bool
+	// Auth is what a server knows of the decider (agentctl serve); nil
+	// on the CLI.
+	Auth *Authority
+	// Recorded, when set, is called once the decision is committed,
+	// before the run advances: a server answers from then on.
+	Recorded func()
 }
 
 // kind is the kind of pending call an action decides; "" for any.
@@ -98,8 +104,13 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 		}
 	}
 	var v *RunView
-	for _, runID := range runsOf(targets) {
-		if v, err = e.decideRun(ctx, g, t.runs[runID], callsOf(targets, runID), d); err != nil {
+	runs := runsOf(targets)
+	for i, runID := range runs {
+		di := d
+		if i < len(runs)-1 {
+			di.Recorded = nil // said once, when the last batch is committed
+		}
+		if v, err = e.decideRun(ctx, g, t.runs[runID], callsOf(targets, runID), di); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +168,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 		return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", run.ID, run.Agent)
 	}
 	var b batch
-	b.detach = d.Detach
+	b.detach, b.recorded = d.Detach, d.Recorded
 	for _, c := range calls {
 		rec, ev, err := e.decision(ctx, run, a, c, d)
 		if err != nil {
@@ -169,7 +180,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 			b.evs = append(b.evs, *ev)
 		}
 		if d.Always {
-			grant := &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Reason: d.Reason}
+			grant := &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Via: d.Auth.via(), Reason: d.Reason}
 			b.ds = append(b.ds, grant)
 			b.evs = append(b.evs, decisionEvent(run, c, grant))
 		}
@@ -193,7 +204,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 // reports its result when it has one (decline, resolve); c is a call of
 // run, whose agent is a.
 func (e *Engine) decision(ctx context.Context, run *store.Run, a *agentNode, c *store.Call, d Decision) (*store.Decision, *store.Event, error) {
-	rec := &store.Decision{RunID: c.RunID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Reason: d.Reason,
+	rec := &store.Decision{RunID: c.RunID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Via: d.Auth.via(), Reason: d.Reason,
 		ArgsBefore: c.Args, Needed: c.Needed}
 	var err error
 	switch d.Action {
@@ -227,9 +238,10 @@ func (e *Engine) decision(ctx context.Context, run *store.Run, a *agentNode, c *
 // batch is decisions on calls of one run, recorded together, with the
 // events that report them; detach leaves the run to a worker.
 type batch struct {
-	ds     []*store.Decision
-	evs    []store.Event
-	detach bool
+	ds       []*store.Decision
+	evs      []store.Event
+	detach   bool
+	recorded func() // called once the batch is committed
 }
 
 // record stores decisions and, when this process thereby holds the run,
@@ -244,6 +256,9 @@ func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, b batch) (*
 		return nil, err
 	}
 	e.emit(b.evs)
+	if b.recorded != nil {
+		b.recorded()
+	}
 	if !claimed {
 		// Another process holds the run and will see the decision.
 		return e.Inspect(ctx, r.ID)

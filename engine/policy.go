@@ -50,13 +50,58 @@ func groupsOf(name string) ([]string, error) {
 	return out, nil
 }
 
-// allows reports whether the approvers include by, and why not.
-func (e *Engine) allows(a spec.Approvers, by string) (bool, string) {
+// Authority is what a server (agentctl serve) knows of the one deciding,
+// beyond a name: the engine applies the approver policy with it. Nil on
+// the CLI, where the OS user and the OS groups say it all.
+type Authority struct {
+	// Groups are the authenticated principal's (OSUser's) groups, such as
+	// a token's: authoritative for a decision in its own name, for which
+	// the OS groups of a same-named account are not looked up. Deciding
+	// on behalf of another, that one's OS groups count.
+	Groups []string
+	// Approvers may decide the calls whose spec names no approvers (the
+	// server's approvers role); empty, nobody may.
+	Approvers spec.Approvers
+	// Delegate: the principal may decide on behalf of others (the
+	// server's delegates role).
+	Delegate bool
+	// Via is how the server identified the principal (socket, token or
+	// proxy); it is recorded with each decision.
+	Via string
+}
+
+// via is how the decider was identified, for the audit record.
+func (a *Authority) via() string {
+	if a == nil {
+		return ""
+	}
+	return a.Via
+}
+
+// Approvers returns who may decide call c of run r under the run's spec
+// snapshot: the tool's approvers, else its agent's; empty when the spec
+// names none (anyone on the CLI; a server's approvers role).
+func (e *Engine) Approvers(ctx context.Context, r *store.Run, c *store.Call) (spec.Approvers, error) {
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil {
+		return spec.Approvers{}, fmt.Errorf("approvers of call %s of run %s: %w", c.ID, r.ID, err)
+	}
+	a, ok := g.agents[r.Agent]
+	if !ok {
+		return spec.Approvers{}, nil
+	}
+	return policyOf(a, c.Tool).approvers, nil
+}
+
+// allows reports whether the approvers include the one d decides for,
+// and why not.
+func (e *Engine) allows(a spec.Approvers, d Decision) (bool, string) {
+	by := d.By
 	if a.Empty() || slices.Contains(a.Users, by) {
 		return true, ""
 	}
 	if len(a.Groups) > 0 {
-		groups, err := e.groups(by)
+		groups, err := e.groupsFor(d)
 		if err == nil {
 			for _, g := range a.Groups {
 				if slices.Contains(groups, g) {
@@ -68,12 +113,25 @@ func (e *Engine) allows(a spec.Approvers, by string) (bool, string) {
 	return false, fmt.Sprintf("%s is not an approver (approvers: %s)", by, a)
 }
 
+// groupsFor returns the groups of the one d decides for: a server's
+// principal's own, else the OS's.
+func (e *Engine) groupsFor(d Decision) ([]string, error) {
+	if d.Auth != nil && d.By == d.OSUser {
+		return d.Auth.Groups, nil
+	}
+	return e.groups(d.By)
+}
+
 // check applies the approver policy to a decision on call c of run r
 // (root started by starter): it returns why it is forbidden, or "".
 func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d Decision) string {
 	if d.By != d.OSUser {
 		delegates := append(slices.Clone(g.spec.Policy.Delegates), e.delegates...)
-		if !slices.Contains(delegates, d.OSUser) {
+		if !slices.Contains(delegates, d.OSUser) && (d.Auth == nil || !d.Auth.Delegate) {
+			if d.Auth != nil {
+				return fmt.Sprintf("%s may not decide on behalf of %s: only delegates may (the spec's policy.delegates: %s; the server's delegates role)",
+					d.OSUser, d.By, orNone(g.spec.Policy.Delegates))
+			}
 			return fmt.Sprintf("OS user %s may not decide on behalf of %s: only delegates may (the spec's policy.delegates: %s; the installation's: %s)",
 				d.OSUser, d.By, orNone(g.spec.Policy.Delegates), orNone(e.delegates))
 		}
@@ -83,7 +141,15 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 		return ""
 	}
 	p := policyOf(a, c.Tool)
-	if ok, why := e.allows(p.approvers, d.By); !ok {
+	if p.approvers.Empty() && d.Auth != nil {
+		// On a server, a spec that names no approvers leaves the call to
+		// the server's approvers role.
+		if d.Auth.Approvers.Empty() {
+			return fmt.Sprintf("nobody may decide calls of %s: the spec names no approvers for it, and the server's approvers role is empty", c.Tool)
+		}
+		p.approvers = d.Auth.Approvers
+	}
+	if ok, why := e.allows(p.approvers, d); !ok {
 		return why
 	}
 	if why := shortcut(c, d); why != "" {
@@ -127,7 +193,7 @@ func (e *Engine) refuse(ctx context.Context, r *store.Run, calls []*store.Call, 
 	var ds []*store.Decision
 	var evs []store.Event
 	for _, c := range calls {
-		rec := &store.Decision{RunID: runID, CallID: c.ID, Action: store.Refused, By: d.By, OSUser: d.OSUser,
+		rec := &store.Decision{RunID: runID, CallID: c.ID, Action: store.Refused, By: d.By, OSUser: d.OSUser, Via: d.Auth.via(),
 			Reason: string(d.Action) + " refused: " + why}
 		ds, evs = append(ds, rec), append(evs, decisionEvent(r, c, rec))
 	}

@@ -21,8 +21,12 @@ type StartOptions struct {
 	// Detach queues the run for a worker (agentctl worker) instead of
 	// advancing it here.
 	Detach bool
-	// StartedBy is the OS user starting the run (separateDuties).
+	// StartedBy is the OS user starting the run (separateDuties); on a
+	// server, the authenticated principal.
 	StartedBy string
+	// Created, when set, is called with the run's id once the run is
+	// stored, before it advances: a server answers from then on.
+	Created func(runID string)
 }
 
 // Start creates a run of an agent and advances it until it completes,
@@ -63,6 +67,9 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 	}
 	if err := e.store.CreateRun(ctx, r, g.snapshot, e.lease); err != nil {
 		return nil, err
+	}
+	if opts.Created != nil {
+		opts.Created(r.ID)
 	}
 	e.mu.Lock()
 	e.graphs[g.hash] = g

@@ -18,6 +18,12 @@ type Message struct {
 	Text   string
 	By     string // on whose behalf; default OSUser
 	OSUser string
+	// Auth is what a server knows of the sender (agentctl serve); nil on
+	// the CLI.
+	Auth *Authority
+	// Recorded, when set, is called once the message is committed,
+	// before the run advances.
+	Recorded func()
 }
 
 // Send appends a user message to a run's conversation and continues the
@@ -56,7 +62,7 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 	// A message that may resume a call is a resume: it passes the checks
 	// agentctl resume does, --as included, before anything changes.
 	if target := resumeTarget(a, r, calls); target != nil && r.Status == store.Suspended {
-		d := Decision{Action: store.Resume, By: m.By, OSUser: m.OSUser}
+		d := Decision{Action: store.Resume, By: m.By, OSUser: m.OSUser, Auth: m.Auth}
 		if why := e.check(g, r, r.StartedBy, target, d); why != "" {
 			return nil, e.refuse(ctx, r, []*store.Call{target}, d, why)
 		}
@@ -74,6 +80,9 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 	r.Status, r.Output, r.State = store.Running, "", st.encode()
 	if err := e.store.Checkpoint(ctx, e.lease, r, nil); err != nil {
 		return nil, err
+	}
+	if m.Recorded != nil {
+		m.Recorded()
 	}
 	var notice string
 	if wasSuspended {
@@ -114,7 +123,7 @@ func (rn *runner) autoResume(ctx context.Context, m Message) (string, error) {
 		return fmt.Sprintf("could not resume call %s from the message: %v; the run still waits for: %s",
 			target.ID, err, strings.Join(waiting, ", ")), nil
 	}
-	d := &store.Decision{RunID: r.ID, CallID: target.ID, Action: store.Resume, By: m.By, OSUser: m.OSUser,
+	d := &store.Decision{RunID: r.ID, CallID: target.ID, Action: store.Resume, By: m.By, OSUser: m.OSUser, Via: m.Auth.via(),
 		Reason: "autoResume: extracted from the user's message", ArgsBefore: target.Args, Data: data}
 	ev := decisionEvent(r, target, d)
 	if _, err := e.store.Decide(ctx, []*store.Decision{d}, e.lease, ev); err != nil {

@@ -102,6 +102,7 @@ type DecisionView struct {
 	Action     store.Action    `json:"action"` // approve, decline, resume, expire, grant, retry, resolve or refused
 	By         string          `json:"by"`
 	OSUser     string          `json:"osUser"`
+	Via        string          `json:"via,omitempty"` // how a server identified the decider: socket, token or proxy
 	Reason     string          `json:"reason"`
 	ArgsBefore json.RawMessage `json:"argsBefore,omitempty"`
 	ArgsAfter  json.RawMessage `json:"argsAfter,omitempty"`
@@ -217,7 +218,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	}
 	for _, x := range ds {
 		d.Decisions = append(d.Decisions, DecisionView{RunID: x.RunID, Path: t.runs[x.RunID].Path, CallID: x.CallID,
-			Action: x.Action, By: x.By, OSUser: x.OSUser, Reason: x.Reason, ArgsBefore: x.ArgsBefore, ArgsAfter: x.ArgsAfter,
+			Action: x.Action, By: x.By, OSUser: x.OSUser, Via: x.Via, Reason: x.Reason, ArgsBefore: x.ArgsBefore, ArgsAfter: x.ArgsAfter,
 			Data: x.Data, At: x.At})
 	}
 	return d, nil

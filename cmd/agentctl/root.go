@@ -145,6 +145,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.workerCmd(),
 		a.statusCmd(),
 		a.migrateCmd(),
+		a.serveCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

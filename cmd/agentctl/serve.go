@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/model"
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/backend"
+	"github.com/agentctl/agentctl/server"
+	"github.com/agentctl/agentctl/spec"
+)
+
+const serveHelp = `Serve owns the database and serves agentctl's JSON HTTP API under /v1:
+approvers, bots and the CLI (--server) decide from anywhere, and identity
+and the approver policy are enforced here, not in each caller's process.
+It advances runs with the engine's worker pool, as agentctl worker does.
+
+Callers are identified by the Unix socket's peer (its OS user, from the
+kernel), by a bearer token (agentctl token create), or by the header of a
+trusted authenticating proxy. What each may do comes from the roles of
+the configuration (readers, runners, authors, approvers, delegates);
+docs/server.md describes every key.
+
+Plain HTTP is served on loopback only, unless --insecure-listen is given
+(behind a TLS-terminating proxy); give --tls-cert and --tls-key for HTTPS.
+SIGHUP reloads the specs (a broken reload keeps the old ones); SIGTERM or
+Ctrl-C stops taking requests and work, lets the tool in flight finish for
+up to --grace, and releases the runs it holds.`
+
+type serveFlags struct {
+	config, listen, socket string
+	tlsCert, tlsKey        string
+	insecure               bool
+	concurrency            int
+	readyFile              string
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [--config FILE] [--listen ADDR] [--socket PATH]",
+		Short: "Own the database and serve the HTTP API (approvals from anywhere)",
+		Long:  serveHelp,
+		Example: `  agentctl serve --config /etc/agentctl/config.yaml
+  agentctl serve --config ops.yaml --listen 127.0.0.1:8080 --socket /run/agentctl/agentctl.sock
+  agentctl serve --config ops.yaml --listen :8443 --tls-cert cert.pem --tls-key key.pem`,
+		Args: argsCheck(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			flagged := func(name string) bool { return cmd.Flags().Changed(name) }
+			return a.serve(cmd.Context(), f, flagged)
+		},
+	}
+	cmd.Flags().StringVar(&f.config, "config", "", "configuration `FILE` (default "+server.DefaultConfig+")")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "serve HTTP on `ADDR` (host:port; port 0 picks one)")
+	cmd.Flags().StringVar(&f.socket, "socket", "", "serve on the Unix socket `PATH`")
+	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM `FILE`)")
+	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the certificate's key (PEM `FILE`)")
+	cmd.Flags().BoolVar(&f.insecure, "insecure-listen", false, "allow plain HTTP on an address other than loopback (behind a TLS-terminating proxy)")
+	cmd.Flags().IntVar(&f.concurrency, "concurrency", 0, "advance up to `N` runs at once in the worker pool (default 4)")
+	cmd.Flags().StringVar(&f.readyFile, "ready-file", "", "once serving, write the base URL to `FILE` (atomically)")
+	return cmd
+}
+
+// serveConfig reads the configuration and applies the flags over it.
+func serveConfig(f serveFlags, flagged func(string) bool) (*server.Config, error) {
+	path := f.config
+	if path == "" {
+		path = server.DefaultConfig
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, usageErr(fmt.Errorf("serve: no configuration at %s: pass --config FILE", path))
+		}
+	}
+	cfg, err := server.LoadConfig(path)
+	var se spec.Errors
+	switch {
+	case errors.As(err, &se):
+		return nil, usageErr(fmt.Errorf("configuration is invalid (%d %s):\n%s", len(se), plural(len(se), "error", "errors"), se.Error()))
+	case err != nil:
+		return nil, usageErr(err)
+	}
+	if flagged("listen") {
+		cfg.Listen = f.listen
+	}
+	if flagged("socket") {
+		cfg.Socket = f.socket
+	}
+	if flagged("tls-cert") || flagged("tls-key") {
+		cfg.TLS = server.TLSConfig{Cert: f.tlsCert, Key: f.tlsKey}
+	}
+	if (cfg.TLS.Cert == "") != (cfg.TLS.Key == "") {
+		return nil, usageErr(errors.New("serve: give both --tls-cert and --tls-key"))
+	}
+	if flagged("concurrency") {
+		if f.concurrency < 1 {
+			return nil, usageErr(fmt.Errorf("--concurrency %d: want 1 or more", f.concurrency))
+		}
+		cfg.Concurrency = f.concurrency
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 4
+	}
+	if cfg.Listen == "" && cfg.Socket == "" {
+		return nil, usageErr(errors.New("serve: nothing to serve on: set listen or socket in the configuration, or pass --listen or --socket"))
+	}
+	if err := server.CheckListen(cfg.Listen, cfg.TLS.Cert != "", f.insecure); err != nil {
+		return nil, usageErr(fmt.Errorf("%w; serve HTTPS (--tls-cert, --tls-key), or pass --insecure-listen behind a TLS-terminating proxy", err))
+	}
+	return cfg, nil
+}
+
+// serve runs the server until a signal stops it.
+func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool) error {
+	cfg, err := serveConfig(f, flagged)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+	if a.dbPath == "" {
+		a.dbPath = cfg.DB
+	}
+	db, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	ss, ok := any(db).(store.ServerStore)
+	if !ok {
+		return fmt.Errorf("serve: this build's store does not serve (no tokens, feed or inbox)")
+	}
+	e := engine.New(db, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop})
+	a.addEngine(e)
+	specs := server.NewSpecs(cfg.Specs, a.limits.spec, e.Compile)
+	if err := specs.Load(log); err != nil {
+		return usageErr(fmt.Errorf("serve: the specs do not load (see the log above): %w", err))
+	}
+	var tlsCfg *tls.Config
+	if cfg.TLS.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
+		if err != nil {
+			return usageErr(fmt.Errorf("serve: TLS: %w", err))
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	lns, base, err := listeners(cfg, tlsCfg != nil)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{Store: ss, Engine: e, Config: cfg, Specs: specs, Log: log, Work: ctx})
+	if err != nil {
+		return err
+	}
+	poolDone, err := a.servePool(ctx, e, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.watchReload(specs, log)()
+	fmt.Fprintf(a.stderr, "agentctl: serving %s\n", strings.Join(base, " and "))
+	if f.readyFile != "" {
+		if err := writeAtomic(f.readyFile, base[0]+"\n"); err != nil {
+			return err
+		}
+	}
+	err = srv.Serve(ctx, lns, tlsCfg, a.stop, a.grace)
+	<-poolDone
+	return err
+}
+
+// listeners opens the TCP address and the socket the configuration
+// names, and returns their base URLs.
+func listeners(cfg *server.Config, https bool) ([]net.Listener, []string, error) {
+	var lns []net.Listener
+	var base []string
+	if cfg.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return nil, nil, fmt.Errorf("serve: %w", err)
+		}
+		scheme := "http"
+		if https {
+			scheme = "https"
+		}
+		lns, base = append(lns, ln), append(base, scheme+"://"+ln.Addr().String())
+	}
+	if cfg.Socket != "" {
+		ln, err := server.ListenSocket(cfg.Socket, cfg.SocketFileMode(), cfg.SocketGroup)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, nil, fmt.Errorf("serve: %w", err)
+		}
+		lns, base = append(lns, ln), append(base, "unix:"+cfg.Socket)
+	}
+	return lns, base, nil
+}
+
+// servePool runs the engine's worker pool for queued, detached-decided
+// and orphaned runs until the server stops; the channel is closed when
+// it has.
+func (a *app) servePool(ctx context.Context, e *engine.Engine, cfg *server.Config, log *slog.Logger) (<-chan struct{}, error) {
+	wait, stopWait, err := a.wakeups(ctx, backend.ChannelWork)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer stopWait()
+		opts := engine.PoolOptions{Concurrency: cfg.Concurrency, Poll: time.Second, Log: log, Wait: wait}
+		if _, err := e.Serve(ctx, opts); err != nil && ctx.Err() == nil {
+			log.Error("worker pool stopped", "err", err.Error())
+		}
+	}()
+	return done, nil
+}
+
+// watchReload reloads the specs on SIGHUP until the returned function is
+// called.
+func (a *app) watchReload(specs *server.Specs, log *slog.Logger) (unwatch func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				_ = specs.Load(log) // a broken reload is logged and keeps the old specs
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
+// writeAtomic writes a file whole or not at all: a reader never sees it
+// half written.
+func writeAtomic(path, text string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ready-*")
+	if err != nil {
+		return fmt.Errorf("ready file: %w", err)
+	}
+	_, err = tmp.WriteString(text)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("ready file: %w", err)
+	}
+	return nil
+}

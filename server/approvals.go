@@ -1,0 +1,87 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// kinds are the kinds of waiting calls the inbox filters on.
+var kinds = []store.Kind{store.KindApproval, store.KindSuspend, store.KindInterrupted}
+
+// approvals is GET /v1/approvals: every call waiting for a human across
+// runs and trees, oldest first, with who may decide it.
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request, _ *Principal) error {
+	ctx := r.Context()
+	q := r.URL.Query()
+	n, err := limitOf(r)
+	if err != nil {
+		return err
+	}
+	f := store.WaitingFilter{Agent: q.Get("agent"), Kind: store.Kind(q.Get("kind")), After: q.Get("cursor"), Limit: n}
+	if f.Kind != "" && !slices.Contains(kinds, f.Kind) {
+		return invalid(fmt.Sprintf("kind %q: want one of %v", f.Kind, kinds), api.Detail{Pointer: "/kind", Message: "unknown kind"})
+	}
+	waiting, err := s.store.Waiting(ctx, f)
+	if errors.Is(err, store.ErrBadCursor) {
+		return invalid(fmt.Sprintf("cursor %q: not one this server made", f.After), api.Detail{Pointer: "/cursor", Message: "bad cursor"})
+	}
+	if err != nil {
+		return err
+	}
+	out := api.List[api.Approval]{Items: []api.Approval{}}
+	for _, wc := range waiting {
+		a, err := s.approval(r, wc)
+		if err != nil {
+			return err
+		}
+		out.Items = append(out.Items, a)
+	}
+	if len(waiting) == n {
+		out.Next = waiting[len(waiting)-1].Cursor
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// approval is one inbox item.
+func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, error) {
+	c, run := wc.Call, wc.Run
+	who, err := s.eng.Approvers(r.Context(), run, c)
+	if err != nil {
+		return api.Approval{}, err
+	}
+	approvers := slices.Clone(who.Users)
+	for _, g := range who.Groups {
+		approvers = append(approvers, "group:"+g)
+	}
+	a := api.Approval{RunID: run.ID, RootID: run.RootID, CallID: c.ID, Agent: run.Agent, Path: run.Path, Tool: c.Tool,
+		Args: c.Args, Kind: string(c.Kind), GateError: c.GateError, Payload: c.Payload, ResumeSchema: c.ResumeSchema,
+		Approvers: approvers, ApprovalsGiven: c.Approvals, CreatedAt: c.CreatedAt}
+	if a.Approvers == nil {
+		a.Approvers = []string{}
+	}
+	if a.Path == nil {
+		a.Path = []string{run.Agent}
+	}
+	if c.Status == store.CallInterrupted {
+		a.Kind = string(store.KindInterrupted)
+	}
+	if a.Kind == string(store.KindApproval) {
+		a.ApprovalsNeeded = max(c.Needed, 1)
+	}
+	if !c.Gate.Zero() {
+		if b, err := jsonOf(c.Gate); err == nil {
+			a.Gate = b
+		}
+	}
+	if !c.Deadline.IsZero() {
+		d := c.Deadline
+		a.Deadline = &d
+	}
+	return a, nil
+}

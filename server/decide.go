@@ -1,0 +1,165 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/duration"
+)
+
+// waitOf reads ?wait=: how long a request waits for its run to come to
+// rest (default limits.wait, at most limits.maxWait).
+func (s *Server) waitOf(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("wait")
+	if v == "" {
+		return s.cfg.wait[0], nil
+	}
+	d, err := duration.Parse(v)
+	if err != nil || d < 0 {
+		return 0, invalid(fmt.Sprintf("wait %q: want a duration such as 30s", v), api.Detail{Pointer: "/wait", Message: "not a duration"})
+	}
+	return min(d, s.cfg.wait[1]), nil
+}
+
+// op is what a request asks the engine to do: it calls committed with the
+// run's id once what it changes is committed, then advances the run.
+type op func(ctx context.Context, committed func(runID string)) (*engine.RunView, error)
+
+// act runs op in the background, under the server's lifetime rather than
+// the request's, and waits until it ends; once op has committed, only up
+// to wait (or until the server stops, or the client leaves). done reports
+// that op ended; otherwise it goes on advancing the run, and Wait waits
+// for it.
+func (s *Server) act(r *http.Request, wait time.Duration, f op) (runID string, done bool, err error) {
+	committed := make(chan string, 1)
+	var once sync.Once
+	mark := func(id string) { once.Do(func() { committed <- id }) }
+	type outcome struct {
+		v   *engine.RunView
+		err error
+	}
+	res := make(chan outcome, 1)
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		v, err := f(s.work, mark)
+		res <- outcome{v, err}
+	}()
+	// Nothing is answered before the change is committed, or refused.
+	var o outcome
+	select {
+	case o = <-res:
+		select {
+		case runID = <-committed:
+		default:
+			if o.err != nil {
+				return "", true, o.err // refused: nothing was committed
+			}
+			return o.v.RunID, true, nil
+		}
+	case runID = <-committed:
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case o = <-res:
+		case <-t.C:
+			return runID, false, nil
+		case <-s.stopped:
+			return runID, false, nil
+		case <-r.Context().Done():
+			return runID, false, nil
+		}
+	}
+	if o.err != nil {
+		// Committed, then advancing the run failed (the server stopping, a
+		// lease lost): the change stands; answer with the run as it is.
+		s.log.Warn("advance after a committed change", "id", requestID(r), "run", runID, "err", o.err.Error())
+		return runID, false, nil
+	}
+	return runID, true, nil
+}
+
+// answer writes run id as show -o json prints it: with code when the
+// run is at rest after the request, else 202 (it is still advancing).
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, id string, done bool, code int) error {
+	d, err := s.eng.Detail(context.WithoutCancel(r.Context()), id)
+	if err != nil {
+		return err
+	}
+	if !done || d.Status == store.Running || d.Status == store.Queued {
+		code = http.StatusAccepted
+	}
+	writeJSON(w, code, d)
+	return nil
+}
+
+// decide serves a decision route: approve, decline, resume, retry or
+// resolve. The approver policy is the engine's, applied to the caller;
+// a refusal is audited there.
+func (s *Server) decide(action store.Action) handler {
+	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+		var req api.DecisionRequest
+		if err := s.decode(w, r, &req); err != nil {
+			return err
+		}
+		if err := checkFields(action, &req); err != nil {
+			return err
+		}
+		id, err := s.resolve(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		wait, err := s.waitOf(r)
+		if err != nil {
+			return err
+		}
+		by := req.As
+		if by == p.Name {
+			by = ""
+		}
+		d := engine.Decision{RunID: id, CallID: req.Call, All: req.All, Action: action, By: by, OSUser: p.Name,
+			Reason: req.Reason, Args: req.Args, Always: req.Always, Data: req.Data, Output: req.Output, Failed: req.Failed,
+			Detach: req.Detach, Auth: s.roles.authority(p)}
+		_, done, err := s.act(r, wait, func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
+			d.Recorded = func() { committed(id) }
+			v, err := s.eng.Decide(ctx, d)
+			if err == nil {
+				committed(id)
+			}
+			return v, err
+		})
+		if err != nil {
+			return err
+		}
+		return s.answer(w, r, id, done, http.StatusOK)
+	}
+}
+
+// checkFields refuses the fields of a decision its action does not take,
+// as the CLI's flags are each its command's.
+func checkFields(action store.Action, req *api.DecisionRequest) error {
+	var details []api.Detail
+	bad := func(field string, set bool, only string) {
+		if set {
+			details = append(details, api.Detail{Pointer: "/" + field, Message: fmt.Sprintf("only %s takes %s", only, field)})
+		}
+	}
+	bad("args", req.Args != nil && action != store.Approve, "approve")
+	bad("always", req.Always && action != store.Approve, "approve")
+	bad("data", req.Data != nil && action != store.Resume, "resume")
+	bad("output", req.Output != "" && action != store.Resolve, "resolve")
+	bad("failed", req.Failed && action != store.Resolve, "resolve")
+	if req.All && req.Call != "" {
+		details = append(details, api.Detail{Pointer: "/all", Message: "give call or all, not both"})
+	}
+	if details != nil {
+		return invalid(fmt.Sprintf("%s: fields it does not take", action), details...)
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+func apiErr404(msg string) api.Error { return api.Error{Code: api.CodeNotFound, Message: msg} }
+
+func apiErrUnavailable(msg, hint string) api.Error {
+	return api.Error{Code: api.CodeUnavailable, Message: msg, Hint: hint}
+}
+
+// jsonContent reports whether a request says its body is JSON.
+func jsonContent(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
+// sameOrigin reports whether an Origin header names the host the request
+// was sent to.
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// healthz answers 200 while the process runs.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 when the store answers, the specs are loaded and the
+// server is not stopping; 503 otherwise, saying why.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	why := ""
+	switch {
+	case s.stopping():
+		why = "stopping"
+	case !s.specs.Ready():
+		why = "specs not loaded"
+	default:
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := s.store.List(ctx, store.Filter{Limit: 1}); err != nil {
+			why = "store unavailable"
+		}
+	}
+	if why != "" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": why})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// metrics serves the Metrics hook, or 404.
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Metrics == nil {
+		http.NotFound(w, r)
+		return
+	}
+	s.opts.Metrics.ServeHTTP(w, r)
+}
+
+// openapi serves the OpenAPI document.
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+	if len(s.opts.OpenAPI) == 0 {
+		s.writeError(w, r, &apiError{body: apiErr404("no OpenAPI document in this build"), status: http.StatusNotFound})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(s.opts.OpenAPI)
+}
+
+// whoami answers who the caller is to the server.
+func (s *Server) whoami(w http.ResponseWriter, _ *http.Request, p *Principal) error {
+	out := api.Whoami{User: p.Name, Groups: slices.Clone(p.Groups), Via: p.Via, Roles: s.roles.of(p)}
+	if out.Groups == nil {
+		out.Groups = []string{}
+	}
+	if out.Roles == nil {
+		out.Roles = []string{}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// events serves an event stream through the Events hook.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, f store.FeedFilter) error {
+	if s.opts.Events == nil {
+		return &apiError{body: apiErrUnavailable("event streams are not in this build", ""), status: http.StatusNotImplemented}
+	}
+	s.opts.Events(w, r, f)
+	return nil
+}
+
+// runEvents is GET /v1/runs/{id}/events.
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, _ *Principal) error {
+	id, err := s.resolve(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return s.events(w, r, store.FeedFilter{RunID: id})
+}
+
+// allEvents is GET /v1/events.
+func (s *Server) allEvents(w http.ResponseWriter, r *http.Request, _ *Principal) error {
+	return s.events(w, r, store.FeedFilter{})
+}
+
+// jsonOf encodes v.
+func jsonOf(v any) (json.RawMessage, error) { return json.Marshal(v) }

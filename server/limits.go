@@ -1,0 +1,101 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"golang.org/x/time/rate"
+
+	"github.com/agentctl/agentctl/api"
+)
+
+// limiters hold a token bucket per identity.
+type limiters struct {
+	mu    sync.Mutex
+	rate  rate.Limit
+	burst int
+	by    map[string]*rate.Limiter
+}
+
+func newLimiters(c RateConfig) *limiters {
+	l := &limiters{rate: rate.Limit(c.PerSecond), burst: c.Burst, by: map[string]*rate.Limiter{}}
+	if l.rate == 0 {
+		l.rate = DefaultRate
+	}
+	if l.burst == 0 {
+		l.burst = DefaultBurst
+	}
+	return l
+}
+
+// allow takes a token from p's bucket.
+func (l *limiters) allow(p *Principal) bool {
+	key := p.Via + "\x00" + p.Name
+	l.mu.Lock()
+	lim := l.by[key]
+	if lim == nil {
+		lim = rate.NewLimiter(l.rate, l.burst)
+		l.by[key] = lim
+	}
+	l.mu.Unlock()
+	return lim.Allow()
+}
+
+// errRateLimited answers a request over its identity's rate.
+var errRateLimited = &apiError{body: api.Error{Code: api.CodeRateLimited, Message: "too many requests from this identity", Hint: "retry after a second"}}
+
+// decode reads a JSON request body into v, refusing unknown fields,
+// trailing data and a body over the limit. An empty body is an empty
+// object.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return invalid(fmt.Sprintf("read the request body: %v", err))
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return invalid(fmt.Sprintf("Content-Type %q: send application/json", ct))
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return invalid("the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into a 400 with a JSON pointer.
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		ptr := "/" + strings.ReplaceAll(te.Field, ".", "/")
+		return invalid("invalid request body", api.Detail{Pointer: ptr, Message: fmt.Sprintf("want %s, not %s", te.Type, te.Value)})
+	case errors.As(err, &se):
+		return invalid("invalid request body", api.Detail{Message: fmt.Sprintf("not JSON at byte %d: %v", se.Offset, se)})
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		return invalid("invalid request body", api.Detail{Pointer: "/" + name, Message: fmt.Sprintf("unknown field %q", name)})
+	}
+	return invalid("invalid request body", api.Detail{Message: err.Error()})
+}
