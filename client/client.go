@@ -205,11 +205,17 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
 		return resp.StatusCode, nil
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxBody))
-	if err := dec.Decode(out); err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return 0, &UnreachableError{Server: c.server, Err: err}
-		}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return 0, &UnreachableError{Server: c.server, Err: err}
+	}
+	// The server may indent its answer; the JSON a run carries (a call's
+	// args, a result) is compact, as the engine stores and prints it.
+	var buf bytes.Buffer
+	if err = json.Compact(&buf, b); err == nil {
+		err = json.Unmarshal(buf.Bytes(), out)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("read the answer of %s %s from %s: %w", r.method, r.path, c.server, err)
 	}
 	return resp.StatusCode, nil
