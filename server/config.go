@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -132,24 +133,23 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, ConfigError{yamlErr(path, err)}
 	}
 	var errs ConfigError
+	p := &checker{file: path, errs: &errs}
+	var top *yaml.Node
 	if len(root.Content) > 0 {
-		p := &checker{file: path, errs: &errs}
-		p.keys(root.Content[0], reflect.TypeOf(*c), "")
-		if len(errs) > 0 {
+		top = root.Content[0]
+		// Unknown keys are reported with their columns here, so the
+		// decoder need not (it would say the line only).
+		p.keys(top, reflect.TypeOf(*c), "")
+		if err := top.Decode(c); err != nil {
+			errs = append(errs, yamlErr(path, err))
 			return nil, errs
 		}
-		// Decode with KnownFields too: yaml.Node.Decode would ignore it.
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(c); err != nil {
-			return nil, ConfigError{yamlErr(path, err)}
-		}
-		c.path = path
-		c.check(p, root.Content[0])
-	} else {
-		c.check(&checker{file: path, errs: &errs}, nil)
 	}
+	c.check(p, top)
 	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *spec.Error) int {
+			return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
+		})
 		return nil, errs
 	}
 	c.resolve(filepath.Dir(path))
@@ -209,7 +209,7 @@ func (p *checker) keys(n *yaml.Node, t reflect.Type, path string) {
 		k, v := n.Content[i], n.Content[i+1]
 		ft, ok := known[k.Value]
 		if !ok {
-			p.add(k, "unknown key %s%q (known: %s)", path, k.Value, strings.Join(names, ", "))
+			p.add(k, "unknown key %q (known: %s)", path+k.Value, strings.Join(names, ", "))
 			continue
 		}
 		p.keys(v, ft, path+k.Value+".")

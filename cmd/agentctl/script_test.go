@@ -35,6 +35,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agentctl": func() { os.Exit(Main()) },
+		// apireq is one HTTP request to agentctl serve (serve_test.go).
+		"apireq": func() { os.Exit(apireqMain()) },
 		// bench-child is a benchmark's worker process (perf_test.go).
 		"bench-child": func() { os.Exit(benchChild()) },
 		// mcp-demo-server is the demo MCP server (stdio).
@@ -110,6 +112,13 @@ func TestMain(m *testing.M) {
 //	                        IMMEDIATE) until the script ends
 //	sqlexec FILE|URL SQL    run SQL on the database (SQLite or PostgreSQL)
 //	garble FILE OFFSET N    overwrite N bytes of FILE at OFFSET with 0xA5
+//	apireq [-status N] [-socket PATH] [-token T] [-H 'K: V']... METHOD URL [BODY]
+//	                        one HTTP request to agentctl serve (a program:
+//	                        exec it, or run it with as); its body on stdout,
+//	                        "status N" on stderr; fails unless the status is
+//	                        N (default: any 2xx)
+//	waitready FILE NAME     wait for serve --ready-file FILE, and set $NAME to
+//	                        the base URL in it
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
 //	                        (method, path, query, headers, body) to
@@ -212,6 +221,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["sqlexec"] = sqlexec
 	cmds["garble"] = garble
 	cmds["pidgone"] = pidgone
+	cmds["waitready"] = waitready
 	return cmds
 }
 
@@ -416,8 +426,8 @@ func asUser(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("as: $SHARED is not set")
 	}
 	prog := args[1]
-	if prog == "agentctl" {
-		prog = filepath.Join(shared, "bin", "agentctl")
+	if prog == "agentctl" || prog == "apireq" { // programs of this test binary
+		prog = filepath.Join(shared, "bin", prog)
 		if _, err := os.Stat(prog); err != nil {
 			self, err := os.Executable()
 			ts.Check(err)
@@ -433,7 +443,7 @@ func asUser(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	cmd := exec.Command(prog, args[2:]...)
-	cmd.Args[0] = filepath.Base(args[1]) // agentctl: the test binary acts as agentctl by its name
+	cmd.Args[0] = filepath.Base(args[1]) // agentctl, apireq: the test binary acts as the program its name says
 	cmd.Dir = shared
 	var env []string
 	for _, kv := range []string{"AGENTCTL_DB", "PATH", "TMPDIR"} {
