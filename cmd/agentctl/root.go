@@ -146,6 +146,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.statusCmd(),
 		a.migrateCmd(),
 		a.serveCmd(),
+		a.tokenCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

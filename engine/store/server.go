@@ -68,8 +68,9 @@ type ServerStore interface {
 	// Tokens returns every token, newest first.
 	Tokens(ctx context.Context) ([]*Token, error)
 	// RevokeToken revokes the token whose id starts with prefix:
-	// ErrNotFound when none does, an *AmbiguousError when several do, a
-	// *ConflictError when it is already revoked.
+	// ErrNotFound when none does, an *AmbiguousError when several do, an
+	// error matching ErrConflict (saying when) when it is already
+	// revoked, with the token as it stands.
 	RevokeToken(ctx context.Context, prefix string, at time.Time) (*Token, error)
 
 	// Feed returns events committed after cursor after ("": from the
@@ -77,11 +78,15 @@ type ServerStore interface {
 	// only once no transaction that could still commit an event before
 	// it is open, so a reader that resumes after the last cursor it saw
 	// misses none and repeats none. A cursor the store did not make is
-	// ErrBadCursor.
+	// ErrBadCursor. Cursors are opaque: on SQLite, the event id; on
+	// PostgreSQL, "XID-ID", the writing transaction's id and the event's
+	// (see sqlstore.DB.Feed).
 	Feed(ctx context.Context, after string, f FeedFilter) ([]*Event, error)
 	// Waiting returns the calls waiting for a human (approval, resume
 	// data, or an interrupted call's retry or resolve; not delegations)
-	// across every run, oldest first, with their runs.
+	// across every run, oldest first (by creation, then run id, then
+	// sequence), with their runs. A cursor the store did not make is
+	// ErrBadCursor; a kind no human decides is an error.
 	Waiting(ctx context.Context, f WaitingFilter) ([]WaitingCall, error)
 	// Stats counts runs and waiting calls.
 	Stats(ctx context.Context) (Stats, error)

@@ -321,7 +321,8 @@ type Filter struct {
 	Limit  int  // 0 means no limit
 	Roots  bool // only runs a user started, not child runs
 	// Before is a cursor: only runs listed after the run with this id
-	// (the last of the previous page), newest first.
+	// (the last of the previous page), newest first. An id the store
+	// has no run with is ErrBadCursor.
 	Before string
 }
 

@@ -60,6 +60,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		Dollar:     true,
 		LockRun:    true,
 		SkipLocked: true,
+		XID:        true,
 		Classify:   classify,
 	}
 	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), Now: opts.Now}), nil
@@ -289,4 +290,27 @@ var migrations = []string{
 	UPDATE events SET data = agentctl_event_result(data) WHERE type = 'tool-result' AND agentctl_event_result(data) IS NOT NULL;
 	DROP FUNCTION agentctl_event_result(text);
 	DROP FUNCTION agentctl_result_object(text);`,
+
+	// The server (agentctl serve): API tokens, stored as SHA-256 hashes;
+	// how a decider was identified; the inbox of calls waiting for a
+	// human, oldest first, paged from an index; and the event feed in
+	// commit order: each event keeps the id of the transaction that wrote
+	// it (identity values are handed out in insert order, not commit
+	// order). Events written before share the migration's transaction id,
+	// below every later one.
+	`CREATE TABLE tokens (
+		id          TEXT COLLATE "C" PRIMARY KEY,
+		user_name   TEXT NOT NULL,
+		user_groups TEXT NOT NULL DEFAULT '[]',
+		hash        TEXT COLLATE "C" NOT NULL UNIQUE,
+		created_at  BIGINT NOT NULL,
+		created_by  TEXT NOT NULL,
+		expires_at  BIGINT NOT NULL,
+		revoked_at  BIGINT
+	);
+	ALTER TABLE decisions ADD COLUMN via TEXT NOT NULL DEFAULT '';
+	CREATE INDEX calls_waiting ON calls(created_at, run_id, seq)
+		WHERE status IN ('pending', 'interrupted') AND kind <> 'delegation';
+	ALTER TABLE events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+	CREATE INDEX events_feed ON events(xid, id);`,
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,7 @@ func TestOldEvents(t *testing.T) {
 const (
 	eventFields   = 3 // sqlstore.EventFieldsMigration
 	resultObjects = 4 // structured results
+	serverSchema  = 5 // tokens, decisions.via, the inbox index, events.xid
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -106,7 +108,11 @@ const (
 func rewind(t *testing.T, db *sqlstore.DB, v int) {
 	t.Helper()
 	ctx := context.Background()
-	undo := map[int]string{resultObjects: `ALTER TABLE calls DROP COLUMN result_object`}
+	undo := map[int]string{
+		resultObjects: `ALTER TABLE calls DROP COLUMN result_object`,
+		serverSchema: `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via;
+			DROP INDEX events_feed; ALTER TABLE events DROP COLUMN xid`,
+	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {
 		if _, err := db.SQL().ExecContext(ctx, undo[i]); undo[i] != "" && err != nil {
@@ -163,4 +169,123 @@ func oldRun(t *testing.T, dsn string) *sqlstore.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// The feed is in commit order: a transaction that took the lower event
+// id but commits last is not skipped by a reader that reads in between.
+// Its event, and every event after it, waits until it ends.
+func TestFeedCommitOrder(t *testing.T) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lease := store.Lease{Owner: "p", TTL: time.Minute}
+	r := &store.Run{ID: "01A", Agent: "a", Status: store.Running, SpecHash: "h", State: []byte("{}")}
+	if err := db.CreateRun(ctx, r, []byte("s"), lease); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Checkpoint(ctx, lease, r, nil, store.Event{RunID: "01A", Type: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction of another process writes an event and stays open.
+	held, err := db.SQL().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback()
+	var heldID int64
+	if err := held.QueryRowContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES ('01A', 'held', '{}', 0) RETURNING id`).Scan(&heldID); err != nil {
+		t.Fatal(err)
+	}
+	// A later transaction takes a higher id and commits first.
+	if err := db.Checkpoint(ctx, lease, r, nil, store.Event{RunID: "01A", Type: "after"}); err != nil {
+		t.Fatal(err)
+	}
+	types := func(evs []*store.Event) string {
+		var out []string
+		for _, e := range evs {
+			out = append(out, string(e.Type))
+		}
+		return strings.Join(out, " ")
+	}
+	evs, err := db.Feed(ctx, "", store.FeedFilter{})
+	if err != nil || types(evs) != "before" {
+		t.Fatalf("feed while the first writer is open: %q, %v; want only the event committed before it began", types(evs), err)
+	}
+	if evs[0].ID >= heldID {
+		t.Fatalf("event ids %d, %d: the held transaction should have the higher one", evs[0].ID, heldID)
+	}
+	cursor := evs[0].Cursor
+	if err := held.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	evs, err = db.Feed(ctx, cursor, store.FeedFilter{})
+	if err != nil || types(evs) != "held after" {
+		t.Fatalf("feed after the first writer committed: %q, %v; want held, then after", types(evs), err)
+	}
+}
+
+// BenchmarkWaiting pages the inbox of 10,000 calls waiting for approval
+// (among 30,000 calls, in 20,000 runs): the first page, a page from the
+// middle, and the first page of one agent's calls.
+func BenchmarkWaiting(b *testing.B) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, b.Name())
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const n = 10000
+	for _, q := range []string{
+		`INSERT INTO specs(hash, body) VALUES ('h', 's')`,
+		`INSERT INTO runs(id, agent, status, input, spec_hash, created_at, updated_at)
+			SELECT 'R' || lpad(i::text, 7, '0'), (ARRAY['oncall', 'release', 'db'])[i % 3 + 1],
+				CASE WHEN i % 2 = 0 THEN 'suspended' ELSE 'completed' END, 'in', 'h', i, i FROM generate_series(0, 2 * 10000 - 1) i`,
+		`INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, created_at, updated_at)
+			SELECT id, 'call_1', 1, 1, 't', '{}', 'succeeded', created_at, created_at FROM runs`,
+		`INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, kind, created_at, updated_at)
+			SELECT id, 'call_2', 2, 1, 't', '{}', 'pending', 'approval', 20000 - created_at, 20000 - created_at FROM runs WHERE status = 'suspended'`,
+		`ANALYZE`,
+	} {
+		if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	first, err := db.Waiting(ctx, store.WaitingFilter{Limit: n / 2})
+	if err != nil || len(first) != n/2 {
+		b.Fatal(len(first), err)
+	}
+	for _, bc := range []struct {
+		name string
+		f    store.WaitingFilter
+	}{
+		{"first", store.WaitingFilter{}},
+		{"middle", store.WaitingFilter{After: first[len(first)-1].Cursor}},
+		{"agent", store.WaitingFilter{Agent: "release"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				ws, err := db.Waiting(ctx, bc.f)
+				if err != nil || len(ws) != 100 {
+					b.Fatal(len(ws), err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
 }

@@ -374,6 +374,23 @@ var migrations = []string{
 	// of tool-result events, that have an exec or http result's shape
 	// become objects.
 	resultObjectMigration,
+
+	// The server (agentctl serve): API tokens, stored as SHA-256 hashes;
+	// how a decider was identified; the inbox of calls waiting for a
+	// human, oldest first, paged from an index.
+	`CREATE TABLE tokens (
+		id          TEXT PRIMARY KEY,
+		user_name   TEXT NOT NULL,
+		user_groups TEXT NOT NULL DEFAULT '[]',
+		hash        TEXT NOT NULL UNIQUE,
+		created_at  INTEGER NOT NULL,
+		created_by  TEXT NOT NULL,
+		expires_at  INTEGER NOT NULL,
+		revoked_at  INTEGER
+	);
+	ALTER TABLE decisions ADD COLUMN via TEXT NOT NULL DEFAULT '';
+	CREATE INDEX calls_waiting ON calls(created_at, run_id, seq)
+		WHERE status IN ('pending', 'interrupted') AND kind != 'delegation';`,
 }
 
 // resultObjectMigration flags the stored results that have the shape of

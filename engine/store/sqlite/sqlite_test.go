@@ -90,13 +90,17 @@ func TestOldEvents(t *testing.T) {
 const (
 	eventFields   = 6 // sqlstore.EventFieldsMigration
 	resultObjects = 7 // resultObjectMigration
+	serverSchema  = 8 // tokens, decisions.via, the inbox index
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
 // marks the schema at v, so that opening the database migrates it again.
 func rewind(t *testing.T, db *DB, v int) {
 	t.Helper()
-	undo := map[int]string{resultObjects: `ALTER TABLE calls DROP COLUMN result_object`}
+	undo := map[int]string{
+		resultObjects: `ALTER TABLE calls DROP COLUMN result_object`,
+		serverSchema:  `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via`,
+	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {
 			t.Fatal(err)

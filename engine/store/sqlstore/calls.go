@@ -133,7 +133,7 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 
 // Decisions implements store.Store.
 func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, error) {
-	rows, err := s.query(ctx, `SELECT run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at
+	rows, err := s.query(ctx, `SELECT run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at
 		FROM decisions WHERE run_id = ? ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("decisions of run %s: %w", runID, err)
@@ -144,7 +144,7 @@ func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, er
 		var d store.Decision
 		var before, after, data sql.NullString
 		var at int64
-		if err := rows.Scan(&d.RunID, &d.CallID, &d.Action, &d.By, &d.OSUser, &d.Reason, &before, &after, &data, &at); err != nil {
+		if err := rows.Scan(&d.RunID, &d.CallID, &d.Action, &d.By, &d.OSUser, &d.Via, &d.Reason, &before, &after, &data, &at); err != nil {
 			return nil, err
 		}
 		d.ArgsBefore, d.ArgsAfter, d.Data = raw(before), raw(after), raw(data)
@@ -388,8 +388,8 @@ func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (boo
 			return false, err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, reason, args_before, args_after, data, at)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Reason,
+	_, err = tx.ExecContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Via, d.Reason,
 		text(d.ArgsBefore), text(d.ArgsAfter), text(d.Data), ms(now))
 	return moved, err
 }

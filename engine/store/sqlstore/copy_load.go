@@ -16,7 +16,7 @@ var (
 	specsTable     = table{"specs", "hash, body"}
 	runsTable      = table{"runs", runCols + ", owner, lease_expires, ready"}
 	callsTable     = table{"calls", callCols}
-	decisionsTable = table{"decisions", "run_id, call_id, action, by_name, os_user, reason, at, args_before, args_after, data"}
+	decisionsTable = table{"decisions", "run_id, call_id, action, by_name, os_user, reason, at, args_before, args_after, data, via"}
 	eventsTable    = table{"events", "run_id, type, data, at"}
 )
 

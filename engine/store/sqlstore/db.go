@@ -32,6 +32,11 @@ type Dialect struct {
 	// Cache keeps prepared statements (SQLite, one connection; pgx
 	// caches its own per connection).
 	Cache bool
+	// XID: each event row keeps the id of the transaction that wrote it
+	// (PostgreSQL's xid8), and the feed orders events by it, since
+	// identity values are not handed out in commit order. Without it,
+	// the event id is in commit order (SQLite: one writer at a time).
+	XID bool
 	// Classify maps the driver's errors to the store's sentinels.
 	Classify func(error) error
 	// Integrity runs the backend's own consistency check and returns the
@@ -53,7 +58,7 @@ type DB struct {
 	rebinds sync.Map // query → query with $n placeholders
 }
 
-var _ store.Store = (*DB)(nil)
+var _ store.ServerStore = (*DB)(nil)
 
 // Opened describes a database a backend opened.
 type Opened struct {

@@ -134,10 +134,21 @@ func (s *DB) ResolveID(ctx context.Context, prefix string) (string, error) {
 	return "", &store.AmbiguousError{Prefix: prefix, Matches: ids}
 }
 
-// List implements store.Store.
+// List implements store.Store. A cursor (f.Before) must name a run the
+// store has: any other is store.ErrBadCursor.
 func (s *DB) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
 	var where []string
 	var args []any
+	if f.Before != "" {
+		var n int
+		if err := s.queryRow(ctx, `SELECT count(*) FROM runs WHERE id = ?`, f.Before).Scan(&n); err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("list runs: cursor %q: %w", f.Before, store.ErrBadCursor)
+		}
+		where, args = append(where, "id < ?"), append(args, f.Before)
+	}
 	if f.Status != "" {
 		where, args = append(where, "status = ?"), append(args, f.Status)
 	}

@@ -59,3 +59,21 @@ func testStalled(e *env) {
 		e.t.Errorf("claimed stalled run: status %s, error %q", got.Status, got.Error)
 	}
 }
+
+// A decision keeps via what its decider was identified; "" (the CLI on
+// the database) by default.
+func testVia(e *env) {
+	s := e.handle()
+	suspended(e, s, "01A", 2)
+	ds := []*store.Decision{
+		{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "alice", OSUser: "alice", Via: "token"},
+		{RunID: "01A", CallID: "call_2", Action: store.Decline, By: "bob", OSUser: "root"},
+	}
+	if _, err := s.Decide(e.ctx, ds, store.Lease{}); err != nil {
+		e.t.Fatal(err)
+	}
+	got, err := s.Decisions(e.ctx, "01A")
+	if err != nil || len(got) != 2 || got[0].Via != "token" || got[1].Via != "" {
+		e.t.Fatalf("decisions %+v, %v", got, err)
+	}
+}

@@ -77,6 +77,12 @@ func Run(t *testing.T, b Backend) {
 		{"WorkRace", testWorkRace},
 		{"Workers", testWorkers},
 		{"WorkersAgeOut", testWorkersAgeOut},
+		{"Tokens", testTokens},
+		{"Feed", testFeed},
+		{"ListPages", testListPages},
+		{"Waiting", testWaiting},
+		{"Stats", testStats},
+		{"Via", testVia},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
