@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -68,28 +67,6 @@ agents:
   dba: {model: p, tools: [drop_db]}
 `
 
-// serverStore is a SQLite store as a server needs it; what the routes
-// under test do not use is not implemented.
-type serverStore struct{ store.Store }
-
-var errNotHere = errors.New("not in this test")
-
-func (serverStore) CreateToken(context.Context, *store.Token) error { return errNotHere }
-func (serverStore) TokenByHash(context.Context, [32]byte) (*store.Token, error) {
-	return nil, store.ErrNotFound
-}
-func (serverStore) Tokens(context.Context) ([]*store.Token, error) { return nil, errNotHere }
-func (serverStore) RevokeToken(context.Context, string, time.Time) (*store.Token, error) {
-	return nil, errNotHere
-}
-func (serverStore) Feed(context.Context, string, store.FeedFilter) ([]*store.Event, error) {
-	return nil, errNotHere
-}
-func (serverStore) Waiting(context.Context, store.WaitingFilter) ([]store.WaitingCall, error) {
-	return nil, errNotHere
-}
-func (serverStore) Stats(context.Context) (store.Stats, error) { return store.Stats{}, errNotHere }
-
 // startServer serves the API on a Unix socket over a database of its own,
 // with the caller in every role; it returns the --server value.
 func startServer(t *testing.T, dir, specPath string) string {
@@ -109,7 +86,11 @@ func startServer(t *testing.T, dir, specPath string) string {
 	if err := specs.Load(slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Store: serverStore{db}, Engine: e, Config: cfg, Specs: specs, Work: ctx})
+	ss, ok := any(db).(store.ServerStore)
+	if !ok {
+		t.Fatal("the SQLite store does not serve")
+	}
+	srv, err := server.New(server.Options{Store: ss, Engine: e, Config: cfg, Specs: specs, Work: ctx})
 	if err != nil {
 		t.Fatal(err)
 	}
