@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -105,6 +106,9 @@ func New(opts Options) *Metrics {
 	}
 	return m
 }
+
+// Metrics is the engine's Observer.
+var _ engine.Observer = (*Metrics)(nil)
 
 // Registry returns the registry the metrics are on.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
