@@ -1,0 +1,105 @@
+package sse
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// Feeder is the part of a store.ServerStore a stream reads.
+type Feeder interface {
+	Feed(ctx context.Context, after string, f store.FeedFilter) ([]*store.Event, error)
+}
+
+// FromStore returns the Source of the events st's feed selects with f,
+// waking on wait (a Notifier's Wait).
+func FromStore(st Feeder, f store.FeedFilter, wait func(context.Context) error) Source {
+	return Source{
+		Feed: func(ctx context.Context, after string) ([]*store.Event, error) { return st.Feed(ctx, after, f) },
+		Wait: wait,
+	}
+}
+
+// Wake blocks until a notification may have arrived or d passes: a
+// backend.Wakeup on backend.ChannelEvents (PostgreSQL's LISTEN; on
+// SQLite it waits d).
+type Wake func(ctx context.Context, d time.Duration) error
+
+// Notifier shares one Wake among every stream of a server, so that a
+// thousand followers hold one PostgreSQL LISTEN connection, not a
+// thousand: Run calls the Wake in a loop, and each return wakes every
+// Wait.
+type Notifier struct {
+	mu sync.Mutex
+	ch chan struct{} // closed and replaced at each wake-up
+}
+
+// NewNotifier returns a Notifier; Run drives it.
+func NewNotifier() *Notifier { return &Notifier{ch: make(chan struct{})} }
+
+// Run wakes the waiters each time wake returns, waiting at most poll
+// each time (the poll of SQLite, a safety net on PostgreSQL), until ctx
+// ends. A failing wake (a lost connection) is retried after poll.
+func (n *Notifier) Run(ctx context.Context, wake Wake, poll time.Duration) {
+	for {
+		if err := wake(ctx, poll); err != nil && ctx.Err() == nil {
+			t := time.NewTimer(poll)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		n.Notify()
+	}
+}
+
+// Notify wakes every Wait under way.
+func (n *Notifier) Notify() {
+	n.mu.Lock()
+	close(n.ch)
+	n.ch = make(chan struct{})
+	n.mu.Unlock()
+}
+
+// Wait blocks until the next wake-up or until ctx ends.
+func (n *Notifier) Wait(ctx context.Context) error {
+	n.mu.Lock()
+	ch := n.ch
+	n.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Handler returns what the server calls for GET /v1/runs/{id}/events and
+// GET /v1/events, once it has authenticated the caller and resolved the
+// run: it streams the events st's feed selects with f. With ?until=rest
+// on a run's stream, the stream ends when the run comes to rest (Rest).
+func Handler(st Feeder, wait func(context.Context) error, opts Options) func(w http.ResponseWriter, r *http.Request, f store.FeedFilter) {
+	return func(w http.ResponseWriter, r *http.Request, f store.FeedFilter) {
+		o := opts.withDefaults()
+		switch until, run := r.URL.Query().Get("until"), cmp.Or(f.RunID, f.Root); {
+		case until == "":
+		case until == "rest" && run != "":
+			o.Until = Rest(run)
+		default:
+			writeJSON(w, http.StatusBadRequest, api.Error{Code: api.CodeInvalid, Message: fmt.Sprintf("bad ?until=%q", until),
+				Hint: "until=rest, on a run's events, ends the stream when the run comes to rest"})
+			return
+		}
+		Serve(w, r, FromStore(st, f, wait), o)
+	}
+}
