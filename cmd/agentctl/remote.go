@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -291,30 +292,44 @@ func (a *app) remoteEvents(ctx context.Context, prefix string, follow bool, unti
 		return err
 	}
 	s := client.Stream{RunID: id}
+	var last client.Event
 	print := func(ev client.Event) (bool, error) {
 		fmt.Fprintf(a.stdout, "%s\n", ev.Data)
-		s.After = ev.ID
+		s.After, last = ev.ID, ev
 		return false, nil
 	}
 	if follow {
 		// The server ends the stream each time the run may have come to
 		// rest; the run is read then.
-		done := false
+		done, ended := false, false
 		f := client.Stream{RunID: id, Follow: true, UntilRest: true, Ended: func(ctx context.Context) (bool, error) {
 			d, err := a.remote.Run(ctx, id)
 			if err != nil {
 				return false, err
 			}
 			done = d.Status.Terminal() || (until != "" && d.Status == until)
+			// The run's own finish or error is the last event of a run
+			// that ended: nothing is left to read.
+			ended = d.Status.Terminal() && lastOf(last, d.RunID)
 			return done, nil
 		}}
-		if err := a.remote.Events(ctx, f, print); err != nil || !done {
+		if err := a.remote.Events(ctx, f, print); err != nil || !done || ended {
 			return a.remoteErr(err, "text")
 		}
 	}
-	// The events stored so far (following: those after the last printed,
-	// until the end).
+	// The events stored so far (following: those after the last printed).
 	return a.remoteErr(a.remote.Events(ctx, s, print), "text")
+}
+
+// lastOf reports whether ev ends run runID: its finish or error.
+func lastOf(ev client.Event, runID string) bool {
+	if ev.Type != string(engine.EventFinish) && ev.Type != string(engine.EventError) {
+		return false
+	}
+	var e struct {
+		RunID string `json:"runId"`
+	}
+	return json.Unmarshal(ev.Data, &e) == nil && e.RunID == runID
 }
 
 // checkRunID checks a run id prefix as resolveRun does, and returns it

@@ -261,6 +261,21 @@ func remoteMatchesLocal(t *testing.T, wait string) {
 	env.noPath = false
 	both(t, env, "approve", "R1") // conflict: nothing waits (exit 2 or 4 alike)
 
+	// A follower through the server, started while the run waits, prints
+	// what events on the database prints once the run has completed.
+	env.start(t, "R3", "run", "oncall", "-f", "SPEC", "--input", "db is down")
+	followed := make(chan string)
+	go func() {
+		out, _, _ := cli(t, "--server", env.server, "events", env.remote["R3"], "--follow")
+		followed <- out
+	}()
+	both(t, env, "approve", "R3")
+	remote := <-followed
+	local, _, _ := cli(t, "--db", env.db, "events", env.local["R3"])
+	if l, r := normal(eventPath.ReplaceAllString(local, "")), normal(remote); l != r || !strings.Contains(r, `"type":"finish"`) {
+		t.Fatalf("events --follow through the server:\n%s\nlocal events:\n%s", r, l)
+	}
+
 	env.start(t, "R2", "run", "oncall", "-f", "SPEC", "--input", "redis is down", "-o", "json")
 	both(t, env, "decline", "R2", "--reason", "not now", "-o", "json")
 
