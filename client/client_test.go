@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
@@ -267,5 +269,90 @@ func TestShortIDAsksTheServer(t *testing.T) {
 	s, err := c.ShortID(context.Background(), runID)
 	if err != nil || s != runID[:13] {
 		t.Fatalf("ShortID = %q, %v; want %q", s, err, runID[:13])
+	}
+}
+
+// Decide, Start, Send and Continue post the CLI's flags as the API's
+// bodies, with ?wait= when asked, and read 202 as not done.
+func TestAdvanceRequests(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s %s?%s %s %s", r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Get("Content-Type"), b))
+		mu.Unlock()
+		status := http.StatusOK
+		if strings.HasSuffix(r.URL.Path, "/continue") {
+			status = http.StatusAccepted
+		}
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(engine.RunDetail{RunView: engine.RunView{RunID: runID, Status: store.Completed}})
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, "")
+	ctx := context.Background()
+	a, err := c.Decide(ctx, store.Approve, runID, api.DecisionRequest{Call: "call_1", Reason: "ok", Args: json.RawMessage(`{"x":1}`), As: "bob"}, 0)
+	if err != nil || !a.Done || a.Run.RunID != runID {
+		t.Fatalf("decide: %+v, %v", a, err)
+	}
+	if _, err := c.Start(ctx, api.StartRequest{Agent: "oncall", Input: "hi", Spec: "version: 1\n"}, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(ctx, runID, api.SendRequest{Text: "more"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	a, err = c.Continue(ctx, runID, 0)
+	if err != nil || a.Done {
+		t.Fatalf("continue (202): %+v, %v", a, err)
+	}
+	want := []string{
+		`POST /v1/runs/` + runID + `/approve? application/json {"call":"call_1","reason":"ok","args":{"x":1},"as":"bob"}`,
+		`POST /v1/runs?wait=5s application/json {"agent":"oncall","input":"hi","spec":"version: 1\n"}`,
+		`POST /v1/runs/` + runID + `/send? application/json {"text":"more"}`,
+		`POST /v1/runs/` + runID + `/continue? application/json {}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A server whose certificate is not trusted cannot be reached (exit 6),
+// and the token is not sent to it.
+func TestUntrustedCertificate(t *testing.T) {
+	var auth string
+	var mu sync.Mutex
+	srv := httptest.NewTLSServer(serveRun(&auth, &mu))
+	defer srv.Close()
+	c, err := New(srv.URL, "secret-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Run(context.Background(), runID)
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || ue.ExitCode() != 6 || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("err = %v (%T), want an *UnreachableError about the certificate", err, err)
+	}
+	if auth != "" {
+		t.Fatalf("the token reached a server with an untrusted certificate: %q", auth)
+	}
+}
+
+// A redirect is refused: it could carry the token to another host.
+func TestNoRedirects(t *testing.T) {
+	var auth string
+	var mu sync.Mutex
+	other := httptest.NewServer(serveRun(&auth, &mu))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, "secret-token")
+	if _, err := c.Run(context.Background(), runID); err == nil || !strings.Contains(err.Error(), "redirect") {
+		t.Fatalf("err = %v, want a refused redirect", err)
+	}
+	if auth != "" {
+		t.Fatalf("the token followed a redirect: %q", auth)
 	}
 }
