@@ -64,7 +64,16 @@ a SQLite file, or for a database a team shares a postgres:// (or
 postgresql://) URL or PostgreSQL key=value settings ("host=db dbname=ops
 user=bob"). Any other URL scheme, or unknown settings, is refused (exit 2).
 A write waits up to $AGENTCTL_BUSY_TIMEOUT (default 10s) for another
-process's transaction.`
+process's transaction.
+
+Through a server instead (agentctl serve, which owns the database and
+enforces who may do what): --server URL|unix:PATH, else $AGENTCTL_SERVER
+(--db beats $AGENTCTL_SERVER; --server and --db exclude each other). Over
+https:// (http:// on loopback only) $AGENTCTL_TOKEN is sent as a bearer
+token; on a unix: socket the kernel says who you are and no token is
+sent. run, list, show, approve, decline, resume, retry, resolve,
+continue, send and events print and exit as against a database; a server
+that cannot be reached exits 6.`
 
 // app is one invocation's state, shared by its subcommands.
 type app struct {
