@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,8 @@ const (
 	waitSlack = 30 * time.Second
 	// maxBody caps what the client reads of one answer.
 	maxBody = 64 << 20
+	// maxRetryAfter caps the wait a rate-limited request honours.
+	maxRetryAfter = 5 * time.Second
 )
 
 // Client is a connection to one server. It is safe for concurrent use.
@@ -132,10 +135,29 @@ type request struct {
 	lastID       string // Last-Event-ID: resume a stream after it
 }
 
+// rateRetries is how many times a request the server refused for its
+// rate (429, nothing done) is sent again, after the wait it asks for.
+const rateRetries = 3
+
 // send makes a request and returns the response when its status is 2xx;
 // any other status is an *Error, a transport failure an
-// *UnreachableError. The caller closes the body.
+// *UnreachableError. The caller closes the body. A request refused for
+// the identity's rate is sent again after the server's Retry-After.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, context.CancelFunc, error) {
+	for i := 0; ; i++ {
+		resp, cancel, err := c.sendOnce(ctx, r)
+		var e *Error
+		if i == rateRetries || !errors.As(err, &e) || e.Status != http.StatusTooManyRequests {
+			return resp, cancel, err
+		}
+		if !sleep(ctx, e.RetryAfter) {
+			return nil, nil, err
+		}
+	}
+}
+
+// sendOnce makes a request once (see send).
+func (c *Client) sendOnce(ctx context.Context, r request) (*http.Response, context.CancelFunc, error) {
 	cancel := context.CancelFunc(func() {})
 	var err error
 	switch {
@@ -244,6 +266,12 @@ func unwrapURL(err error) error {
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	e := &Error{Status: resp.StatusCode}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		e.RetryAfter = time.Second
+		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n >= 0 {
+			e.RetryAfter = min(time.Duration(n)*time.Second, maxRetryAfter)
+		}
+	}
 	var body api.ErrorBody
 	if json.Unmarshal(b, &body) == nil && body.Error.Code != "" && body.Error.Message != "" {
 		e.API = body.Error

@@ -131,6 +131,7 @@ func TestErrorsMapToExitCodes(t *testing.T) {
 		{500, `{"error":{"code":"teapot","message":"??"}}`, "teapot", 1},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", "0")
 			w.WriteHeader(tc.status)
 			fmt.Fprint(w, tc.body)
 		}))
@@ -354,5 +355,35 @@ func TestNoRedirects(t *testing.T) {
 	}
 	if auth != "" {
 		t.Fatalf("the token followed a redirect: %q", auth)
+	}
+}
+
+// A request refused for the identity's rate (429: nothing was done) is
+// sent again after the server's Retry-After, a few times.
+func TestRateLimitedRetried(t *testing.T) {
+	var mu sync.Mutex
+	n, refuse := 0, 2
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if n <= refuse {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprint(w, `{"error":{"code":"rate_limited","message":"too many requests"}}`)
+			return
+		}
+		json.NewEncoder(w).Encode(engine.RunDetail{RunView: engine.RunView{RunID: runID}})
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, "")
+	if _, err := c.Decide(context.Background(), store.Approve, runID, api.DecisionRequest{}, 0); err != nil || n != 3 {
+		t.Fatalf("after 2 refusals: %v, %d requests", err, n)
+	}
+	n, refuse = 0, 100
+	_, err := c.Run(context.Background(), runID)
+	var e *Error
+	if !errors.As(err, &e) || e.ExitCode() != 1 || n != rateRetries+1 {
+		t.Fatalf("always refused: %v, %d requests", err, n)
 	}
 }

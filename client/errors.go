@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/agentctl/agentctl/api"
 )
@@ -21,6 +22,8 @@ const (
 type Error struct {
 	Status int
 	API    api.Error
+	// RetryAfter is how long a rate-limited request (429) should wait.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.API.Message }

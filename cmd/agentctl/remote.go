@@ -153,7 +153,7 @@ func (a *app) remoteStart(ctx context.Context, files []string, req api.StartRequ
 	if err != nil {
 		return a.remoteErr(err, out.out)
 	}
-	return a.remoteFinish(ctx, out, ans, req.Detach, "queued; a worker runs it (agentctl worker)")
+	return a.remoteFinish(ctx, out, ans, req.Detach, "queued; the server's workers run it")
 }
 
 // uploadSpec checks the spec of one file as run does, and returns its
@@ -195,7 +195,7 @@ func (a *app) remoteDecide(ctx context.Context, prefix string, out *runFlags, d 
 	if err != nil {
 		return a.remoteErr(err, out.out)
 	}
-	return a.remoteFinish(ctx, out, ans, d.Detach, "decision recorded; a worker advances the run")
+	return a.remoteFinish(ctx, out, ans, d.Detach, "decision recorded; the server's workers advance the run")
 }
 
 // remoteAdvance continues a run (send: with a message) on the server.

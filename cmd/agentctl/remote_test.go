@@ -84,7 +84,7 @@ func startServer(t *testing.T, dir, specPath, wait string) string {
 		t.Fatal(err)
 	}
 	cfg := &server.Config{Readers: []string{me.Username}, Runners: []string{me.Username}, Approvers: []string{me.Username},
-		Limits: server.LimitsConfig{Wait: wait}}
+		Limits: server.LimitsConfig{Wait: wait}, RateLimit: server.RateConfig{PerSecond: 1000, Burst: 1000}}
 	specs := server.NewSpecs([]string{specPath}, 1<<20, e.Compile)
 	if err := specs.Load(slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
@@ -114,11 +114,18 @@ func startServer(t *testing.T, dir, specPath, wait string) string {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
-	done := make(chan error, 1)
+	done, pooled := make(chan error, 1), make(chan struct{})
 	go func() { done <- srv.Serve(ctx, []net.Listener{ln}, nil, stop, time.Second) }()
+	// The server's workers advance queued and detached-decided runs.
+	go func() {
+		defer close(pooled)
+		e.Serve(ctx, engine.PoolOptions{Concurrency: 2, Poll: 20 * time.Millisecond})
+	}()
 	t.Cleanup(func() {
 		close(stop)
 		<-done
+		cancel()
+		<-pooled
 		cancel()
 		e.Close()
 		db.Close()
@@ -278,6 +285,22 @@ func remoteMatchesLocal(t *testing.T, wait string) {
 
 	env.start(t, "R2", "run", "oncall", "-f", "SPEC", "--input", "redis is down", "-o", "json")
 	both(t, env, "decline", "R2", "--reason", "not now", "-o", "json")
+
+	// Detached, through a server: its workers advance the run.
+	out, _, code := cli(t, "--server", env.server, "run", "oncall", "--input", "queue it", "--detach")
+	if !regexp.MustCompile(`^run [0-9A-Z]{26}  oncall  (queued|running|suspended)\nqueued; the server's workers run it\n$`).MatchString(out) || code != 0 {
+		t.Fatalf("run --detach: exit %d\n%s", code, out)
+	}
+	env.start(t, "R4", "run", "oncall", "-f", "SPEC", "--input", "decide it later")
+	out, _, code = cli(t, "--server", env.server, "approve", env.remote["R4"], "--detach", "-o", "json")
+	var v engine.RunView
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 || v.RunID != env.remote["R4"] {
+		t.Fatalf("approve --detach -o json: exit %d, %v\n%s", code, err, out)
+	}
+	out, _, code = cli(t, "--server", env.server, "events", env.remote["R4"], "--follow")
+	if code != 0 || !strings.Contains(out, `"type":"finish"`) {
+		t.Fatalf("events --follow of a detached approval: exit %d\n%s", code, out)
+	}
 
 	env.start(t, "D", "run", "deployer", "-f", "SPEC", "--input", "ship 1.2")
 	env.loose = true
