@@ -228,10 +228,16 @@ func (a *app) remoteFinish(ctx context.Context, out *runFlags, ans *client.Answe
 	}
 	d := ans.Run
 	if !ans.Done {
-		var err error
-		if d, err = a.remote.Rest(ctx, d.RunID); err != nil {
+		rested, err := a.remote.Rest(ctx, d.RunID)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// Stopped (Ctrl-C): the server goes on; the run as it stood.
+			printRun(a.stdout, a.stderr, out.out, &d.RunView, d.RunID)
+			return &exitErr{code: exitError, err: fmt.Errorf("stopped following run %s: the server goes on advancing it", d.RunID)}
+		case err != nil:
 			return a.remoteErr(err, out.out)
 		}
+		d = rested
 	}
 	short := d.RunID
 	if out.out == "text" && d.Status == store.Suspended {
