@@ -35,8 +35,10 @@ type op func(ctx context.Context, committed func(runID string)) (*engine.RunView
 // the request's, and waits until it ends; once op has committed, only up
 // to wait (or until the server stops, or the client leaves). done reports
 // that op ended; otherwise it goes on advancing the run, and Wait waits
-// for it.
-func (s *Server) act(r *http.Request, wait time.Duration, f op) (runID string, done bool, err error) {
+// for it. An op that commits nothing (continue) names its run as
+// pending: it is waited for up to wait from the start, and an error it
+// ends with meanwhile is the answer.
+func (s *Server) act(r *http.Request, wait time.Duration, pending string, f op) (runID string, done bool, err error) {
 	committed := make(chan string, 1)
 	var once sync.Once
 	mark := func(id string) { once.Do(func() { committed <- id }) }
@@ -51,38 +53,50 @@ func (s *Server) act(r *http.Request, wait time.Duration, f op) (runID string, d
 		v, err := f(s.work, mark)
 		res <- outcome{v, err}
 	}()
-	// Nothing is answered before the change is committed, or refused.
 	var o outcome
-	select {
-	case o = <-res:
-		select {
-		case runID = <-committed:
-		default:
-			if o.err != nil {
-				return "", true, o.err // refused: nothing was committed
-			}
-			return o.v.RunID, true, nil
-		}
-	case runID = <-committed:
-		t := time.NewTimer(wait)
-		defer t.Stop()
+	if pending != "" {
+		runID = pending
+	} else {
+		// Nothing is answered before the change is committed, or refused.
 		select {
 		case o = <-res:
-		case <-t.C:
-			return runID, false, nil
-		case <-s.stopped:
-			return runID, false, nil
-		case <-r.Context().Done():
-			return runID, false, nil
+			select {
+			case runID = <-committed:
+				return runID, true, s.afterCommit(r, runID, o.err)
+			default:
+				if o.err != nil {
+					return "", true, o.err // refused: nothing was committed
+				}
+				return o.v.RunID, true, nil
+			}
+		case runID = <-committed:
 		}
 	}
-	if o.err != nil {
-		// Committed, then advancing the run failed (the server stopping, a
-		// lease lost): the change stands; answer with the run as it is.
-		s.log.Warn("advance after a committed change", "id", requestID(r), "run", runID, "err", o.err.Error())
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case o = <-res:
+	case <-t.C:
+		return runID, false, nil
+	case <-s.stopped:
+		return runID, false, nil
+	case <-r.Context().Done():
 		return runID, false, nil
 	}
-	return runID, true, nil
+	if pending != "" {
+		return runID, true, o.err
+	}
+	return runID, true, s.afterCommit(r, runID, o.err)
+}
+
+// afterCommit logs what went wrong advancing a run after its change was
+// committed (the server stopping, a lease lost): the change stands, and
+// the answer is the run as it is.
+func (s *Server) afterCommit(r *http.Request, runID string, err error) error {
+	if err != nil {
+		s.log.Warn("advance after a committed change", "id", requestID(r), "run", runID, "err", err.Error())
+	}
+	return nil
 }
 
 // answer writes run id as show -o json prints it: with code when the
@@ -126,7 +140,7 @@ func (s *Server) decide(action store.Action) handler {
 		d := engine.Decision{RunID: id, CallID: req.Call, All: req.All, Action: action, By: by, OSUser: p.Name,
 			Reason: req.Reason, Args: req.Args, Always: req.Always, Data: req.Data, Output: req.Output, Failed: req.Failed,
 			Detach: req.Detach, Auth: s.roles.authority(p)}
-		_, done, err := s.act(r, wait, func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
+		_, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 			d.Recorded = func() { committed(id) }
 			v, err := s.eng.Decide(ctx, d)
 			if err == nil {

@@ -133,7 +133,7 @@ type testEnv struct {
 }
 
 // newEnv starts a server with a configuration (YAML) and testSpec.
-func newEnv(t *testing.T, config string) *testEnv {
+func newEnv(t *testing.T, config string, hooks ...func(*Options)) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
 	ran := filepath.Join(dir, "ran.log")
@@ -159,7 +159,11 @@ func newEnv(t *testing.T, config string) *testEnv {
 	if err := specs.Load(log); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: db, Engine: e, Config: cfg, Specs: specs, Log: log})
+	o := Options{Store: db, Engine: e, Config: cfg, Specs: specs, Log: log}
+	for _, h := range hooks {
+		h(&o)
+	}
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p *Principal) 
 	}
 	opts := engine.StartOptions{Agent: req.Agent, Input: req.Input, RequireApproval: req.RequireApproval, Model: req.Model,
 		Detach: req.Detach, StartedBy: p.Name}
-	id, done, err := s.act(r, wait, func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
+	id, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 		opts.Created = committed
 		v, err := s.eng.Start(ctx, g, opts)
 		if v != nil {
@@ -228,8 +228,8 @@ func (s *Server) continueRun(w http.ResponseWriter, r *http.Request, _ *Principa
 	if err != nil {
 		return err
 	}
-	_, done, err := s.act(r, wait, func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
-		committed(id) // nothing to record: the run goes on from its checkpoint
+	// Nothing to record: the run goes on from its checkpoint.
+	_, done, err := s.act(r, wait, id, func(ctx context.Context, _ func(string)) (*engine.RunView, error) {
 		return s.eng.Continue(ctx, id)
 	})
 	if err != nil {
@@ -256,7 +256,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, p *Principal) erro
 		return err
 	}
 	m := engine.Message{RunID: id, Text: req.Text, By: req.As, OSUser: p.Name, Auth: s.roles.authority(p)}
-	_, done, err := s.act(r, wait, func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
+	_, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 		m.Recorded = func() { committed(id) }
 		return s.eng.Send(ctx, m)
 	})

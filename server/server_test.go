@@ -229,6 +229,15 @@ func TestStaleSocket(t *testing.T) {
 		t.Fatalf("stale socket: %v", err)
 	}
 	ln.Close()
+	// A narrower mode, and a group.
+	ln, err = ListenSocket(path, 0o660, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o660 {
+		t.Fatalf("mode %v %v", fi.Mode(), err)
+	}
+	ln.Close()
 	other := filepath.Join(dir, "file")
 	os.WriteFile(other, nil, 0o644)
 	if _, err := ListenSocket(other, 0o600, ""); err == nil {
@@ -332,6 +341,11 @@ func TestListAndTree(t *testing.T) {
 	r = e.do("GET", "/v1/runs/"+a+"?tree=true", rita, nil)
 	if kids, ok := r.field(t, "children").([]any); r.code != 200 || !ok || len(kids) != 0 {
 		t.Fatalf("tree: %d %s", r.code, r.body)
+	}
+	// A prefix of both: 400 with the matches.
+	r = e.do("GET", "/v1/runs/"+a[:2], rita, nil)
+	if r.code != 400 || !strings.Contains(string(r.body), a) || !strings.Contains(string(r.body), b) {
+		t.Fatalf("an ambiguous prefix: %d %s", r.code, r.body)
 	}
 	if r := e.do("GET", "/v1/runs?status=bogus", rita, nil); r.code != 400 {
 		t.Fatalf("bad status: %d", r.code)
