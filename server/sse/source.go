@@ -12,19 +12,50 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-// Feeder is the part of a store.ServerStore a stream reads.
+// Feeder is the part of a store.ServerStore a stream reads: the feed,
+// and runs for the paths of their events.
 type Feeder interface {
 	Feed(ctx context.Context, after string, f store.FeedFilter) ([]*store.Event, error)
+	Run(ctx context.Context, id string) (*store.Run, error)
 }
 
 // FromStore returns the Source of the events st's feed selects with f,
-// waking on wait (a Notifier's Wait).
+// waking on wait (a Notifier's Wait). Each event carries its run's path,
+// as agentctl events prints it.
 func FromStore(st Feeder, f store.FeedFilter, wait func(context.Context) error) Source {
+	paths := map[string][]string{} // by run id; one stream's, read by one goroutine
 	return Source{
-		Feed: func(ctx context.Context, after string) ([]*store.Event, error) { return st.Feed(ctx, after, f) },
+		Feed: func(ctx context.Context, after string) ([]*store.Event, error) {
+			evs, err := st.Feed(ctx, after, f)
+			if err != nil {
+				return nil, err
+			}
+			if len(paths) > maxPaths {
+				clear(paths)
+			}
+			for _, ev := range evs {
+				if ev.Path != nil {
+					continue
+				}
+				p, ok := paths[ev.RunID]
+				if !ok {
+					r, err := st.Run(ctx, ev.RunID)
+					if err != nil {
+						return nil, fmt.Errorf("event %s: run %s: %w", ev.Cursor, ev.RunID, err)
+					}
+					p = r.Path
+					paths[ev.RunID] = p
+				}
+				ev.Path = p
+			}
+			return evs, nil
+		},
 		Wait: wait,
 	}
 }
+
+// maxPaths bounds the paths a stream keeps (GET /v1/events sees every run).
+const maxPaths = 10000
 
 // Wake blocks until a notification may have arrived or d passes: a
 // backend.Wakeup on backend.ChannelEvents (PostgreSQL's LISTEN; on

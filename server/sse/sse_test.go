@@ -37,7 +37,7 @@ func newFeed() *feed { return &feed{n: NewNotifier()} }
 // add appends an event of run runID and wakes the followers.
 func (f *feed) add(runID string, typ store.EventType, data string) *store.Event {
 	f.mu.Lock()
-	ev := &store.Event{ID: int64(len(f.evs) + 1), RunID: runID, Type: typ, Data: json.RawMessage(data), Path: []string{"a"}}
+	ev := &store.Event{ID: int64(len(f.evs) + 1), RunID: runID, Type: typ, Data: json.RawMessage(data)}
 	ev.Cursor = "c" + strconv.Itoa(len(f.evs)+1)
 	f.evs = append(f.evs, ev)
 	f.mu.Unlock()
@@ -64,7 +64,16 @@ func (f *feed) Feed(ctx context.Context, after string, _ store.FeedFilter) ([]*s
 	if f.limit > 0 {
 		j = min(j, i+f.limit)
 	}
-	return append([]*store.Event(nil), f.evs[i:j]...), nil
+	out := make([]*store.Event, 0, j-i)
+	for _, ev := range f.evs[i:j] {
+		x := *ev // a store reads fresh events each time
+		out = append(out, &x)
+	}
+	return out, nil
+}
+
+func (f *feed) Run(ctx context.Context, id string) (*store.Run, error) {
+	return &store.Run{ID: id, Path: []string{"root", id}}, nil
 }
 
 // sseEvent is one event as a client reads it.
@@ -135,9 +144,11 @@ func (c *client) mustNext(t *testing.T) sseEvent {
 	return ev
 }
 
-// want is how ev must reach a client.
+// want is how ev must reach a client: with its run's path.
 func want(ev *store.Event) sseEvent {
-	return sseEvent{id: ev.Cursor, typ: string(ev.Type), data: string(ev.JSON())}
+	x := *ev
+	x.Path = []string{"root", ev.RunID}
+	return sseEvent{id: ev.Cursor, typ: string(ev.Type), data: string(x.JSON())}
 }
 
 // serve starts a server streaming f with opts; done receives once per
@@ -387,7 +398,7 @@ func TestMultilineData(t *testing.T) {
 	f.add("r1", engine.EventFinish, "{\n  \"output\": \"a\\nb\"\n}")
 	c := connect(t, url, "")
 	got := c.mustNext(t)
-	if want := `{"type":"finish","runId":"r1","path":["a"],"output":"a\nb"}`; got.data != want {
+	if want := `{"type":"finish","runId":"r1","path":["root","r1"],"output":"a\nb"}`; got.data != want {
 		t.Fatalf("data: got %s, want %s", got.data, want)
 	}
 }
