@@ -175,9 +175,6 @@ func both(t *testing.T, env *remoteEnv, args ...string) string {
 	}
 	lo, le, lc := cli(t, append([]string{"--db", env.db}, subst(env.local)...)...)
 	ro, re, rc := cli(t, append([]string{"--server", env.server}, subst(env.remote)...)...)
-	if env.noPath {
-		lo, ro = eventPath.ReplaceAllString(lo, ""), eventPath.ReplaceAllString(ro, "")
-	}
 	if lc != rc || normal(lo) != normal(ro) {
 		t.Fatalf("%q:\nlocal (exit %d):\n%s%s\nserver (exit %d):\n%s%s", args, lc, lo, le, rc, ro, re)
 	}
@@ -200,11 +197,7 @@ type remoteEnv struct {
 	local, remote map[string]string
 	// loose: the server words an error its own way (stderr not compared)
 	loose bool
-	// noPath: events are compared without their path
-	noPath bool
 }
-
-var eventPath = regexp.MustCompile(`,"path":\[[^\]]*\]`)
 
 // start starts the same run on both, named name.
 func (env *remoteEnv) start(t *testing.T, name string, args ...string) {
@@ -259,13 +252,8 @@ func remoteMatchesLocal(t *testing.T, wait string) {
 		t.Fatalf("approve:\n%s", out)
 	}
 	both(t, env, "show", "R1")
-	// The server's event feed does not carry each event's path yet (the
-	// agents from the root to its run): compared without it until it
-	// does.
-	env.noPath = true
 	both(t, env, "events", "R1")
 	both(t, env, "events", "R1", "--follow")
-	env.noPath = false
 	both(t, env, "approve", "R1") // conflict: nothing waits (exit 2 or 4 alike)
 
 	// A follower through the server, started while the run waits, prints
@@ -279,7 +267,7 @@ func remoteMatchesLocal(t *testing.T, wait string) {
 	both(t, env, "approve", "R3")
 	remote := <-followed
 	local, _, _ := cli(t, "--db", env.db, "events", env.local["R3"])
-	if l, r := normal(eventPath.ReplaceAllString(local, "")), normal(remote); l != r || !strings.Contains(r, `"type":"finish"`) {
+	if l, r := normal(local), normal(remote); l != r || !strings.Contains(r, `"type":"finish"`) {
 		t.Fatalf("events --follow through the server:\n%s\nlocal events:\n%s", r, l)
 	}
 
