@@ -387,3 +387,27 @@ func TestRateLimitedRetried(t *testing.T) {
 		t.Fatalf("always refused: %v, %d requests", err, n)
 	}
 }
+
+func TestApprovalsAndWhoami(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/approvals", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "cursor=C1&limit=2" {
+			t.Errorf("query %q", r.URL.RawQuery)
+		}
+		fmt.Fprint(w, `{"items":[{"runId":"R","rootId":"R","callId":"call_1","agent":"oncall","path":["oncall"],"tool":"restart","args":{"service": "nginx"},"kind":"approval","approvers":["alice"],"approvalsNeeded":1,"approvalsGiven":0,"createdAt":"2026-12-01T10:00:00Z"}],"next":"C2"}`)
+	})
+	mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"user":"alice","groups":["sre"],"via":"token","roles":["reader","approver"]}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c, _ := New(srv.URL, "tok")
+	page, err := c.Approvals(context.Background(), 2, "C1")
+	if err != nil || len(page.Items) != 1 || page.Next != "C2" || string(page.Items[0].Args) != `{"service":"nginx"}` || page.Items[0].Approvers[0] != "alice" {
+		t.Fatalf("approvals: %+v, %v", page, err)
+	}
+	who, err := c.Whoami(context.Background())
+	if err != nil || who.User != "alice" || who.Via != "token" || len(who.Roles) != 2 {
+		t.Fatalf("whoami: %+v, %v", who, err)
+	}
+}
