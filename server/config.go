@@ -29,6 +29,7 @@ const DefaultConfig = "/etc/agentctl/config.yaml"
 // Defaults of the configuration.
 const (
 	DefaultMaxBody   = 5 << 20 // a spec file (4 MiB) with a run request
+	DefaultMaxInput  = 1 << 20 // a run's input, a message, a reason, args, data: as the CLI's AGENTCTL_MAX_INPUT
 	DefaultRate      = 20      // requests a second, per identity
 	DefaultBurst     = 50      // requests at once, per identity
 	DefaultWait      = 30 * time.Second
@@ -81,6 +82,7 @@ type Config struct {
 	socketMod os.FileMode      // SocketMode parsed
 	trusted   []netip.Prefix   // TrustProxyHeader.From parsed
 	maxBody   int64            // Limits.MaxBody parsed
+	maxInput  int64            // Limits.MaxInput parsed
 	wait      [2]time.Duration // Limits.Wait and MaxWait parsed
 }
 
@@ -98,9 +100,10 @@ type ProxyHeader struct {
 
 // LimitsConfig caps requests.
 type LimitsConfig struct {
-	MaxBody string `yaml:"maxBody"` // a size: 5MiB, 512KiB (default 5MiB)
-	Wait    string `yaml:"wait"`    // default ?wait= (default 30s)
-	MaxWait string `yaml:"maxWait"` // the longest ?wait= (default 5m)
+	MaxBody  string `yaml:"maxBody"`  // a size: 5MiB, 512KiB (default 5MiB)
+	MaxInput string `yaml:"maxInput"` // each text a request carries: input, text, reason, args, data, output (default 1MiB)
+	Wait     string `yaml:"wait"`     // default ?wait= (default 30s)
+	MaxWait  string `yaml:"maxWait"`  // the longest ?wait= (default 5m)
 }
 
 // RateConfig is a token bucket per identity.
@@ -267,6 +270,12 @@ func (c *Config) check(p *checker, root *yaml.Node) {
 	if c.Limits.MaxBody != "" {
 		if c.maxBody, err = spec.ParseSize(c.Limits.MaxBody); err != nil || c.maxBody <= 0 {
 			p.add(find(root, "limits", "maxBody"), "limits.maxBody %q: want a size such as 5MiB", c.Limits.MaxBody)
+		}
+	}
+	c.maxInput = DefaultMaxInput
+	if c.Limits.MaxInput != "" {
+		if c.maxInput, err = spec.ParseSize(c.Limits.MaxInput); err != nil || c.maxInput <= 0 {
+			p.add(find(root, "limits", "maxInput"), "limits.maxInput %q: want a size such as 1MiB", c.Limits.MaxInput)
 		}
 	}
 	c.wait = [2]time.Duration{DefaultWait, DefaultMaxWait}

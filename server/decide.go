@@ -125,6 +125,10 @@ func (s *Server) decide(action store.Action) handler {
 		if err := checkFields(action, &req); err != nil {
 			return err
 		}
+		if err := s.checkSizes(0, field{"reason", len(req.Reason)}, field{"args", len(req.Args)}, field{"data", len(req.Data)},
+			field{"output", len(req.Output)}); err != nil {
+			return err
+		}
 		id, err := s.resolve(r.Context(), r.PathValue("id"))
 		if err != nil {
 			return err

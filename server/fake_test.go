@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -30,6 +31,7 @@ type fakeStore struct {
 	*sqlite.DB
 	mu     sync.Mutex
 	tokens map[[32]byte]*store.Token
+	down   bool // List fails as a database that cannot be used
 }
 
 func (f *fakeStore) CreateToken(_ context.Context, t *store.Token) error {
@@ -51,6 +53,12 @@ func (f *fakeStore) TokenByHash(_ context.Context, h [32]byte) (*store.Token, er
 
 // List pages with Filter.Before (the store's own may not yet).
 func (f *fakeStore) List(ctx context.Context, lf store.Filter) ([]*store.Run, error) {
+	f.mu.Lock()
+	down := f.down
+	f.mu.Unlock()
+	if down {
+		return nil, fmt.Errorf("list runs: %w", store.ErrBusy)
+	}
 	limit, before := lf.Limit, lf.Before
 	lf.Limit, lf.Before = 0, ""
 	runs, err := f.DB.List(ctx, lf)

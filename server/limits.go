@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/spec"
 )
 
 // limiters hold a token bucket per identity.
@@ -35,8 +37,13 @@ func newLimiters(c RateConfig) *limiters {
 }
 
 // allow takes a token from p's bucket.
-func (l *limiters) allow(p *Principal) bool {
-	key := p.Via + "\x00" + p.Name
+func (l *limiters) allow(p *Principal) bool { return l.bucket(p.Via + "\x00" + p.Name).Allow() }
+
+// spent reports whether a bucket has no token left, taking none.
+func (l *limiters) spent(key string) bool { return l.bucket(key).Tokens() < 1 }
+
+// bucket returns the bucket of key, made on first use.
+func (l *limiters) bucket(key string) *rate.Limiter {
 	l.mu.Lock()
 	lim := l.by[key]
 	if lim == nil {
@@ -44,7 +51,20 @@ func (l *limiters) allow(p *Principal) bool {
 		l.by[key] = lim
 	}
 	l.mu.Unlock()
-	return lim.Allow()
+	return lim
+}
+
+// failedKey is the bucket of failed authentications from where r comes
+// from: its address, or a socket peer's uid.
+func failedKey(r *http.Request) string {
+	if p := peerFrom(r); p != nil {
+		return fmt.Sprintf("failed\x00uid:%d", p.uid)
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "failed\x00" + host
 }
 
 // errRateLimited answers a request over its identity's rate.
@@ -95,4 +115,28 @@ func jsonError(err error) error {
 		return invalid("invalid request body", api.Detail{Pointer: "/" + name, Message: fmt.Sprintf("unknown field %q", name)})
 	}
 	return invalid("invalid request body", api.Detail{Message: err.Error()})
+}
+
+// field is one text of a request, for the size check.
+type field struct {
+	name string
+	size int
+}
+
+// checkSizes refuses a request whose texts are over limits.maxInput, or
+// whose spec is over the spec file limit: 413, naming the field.
+func (s *Server) checkSizes(specSize int, fields ...field) error {
+	var details []api.Detail
+	for _, f := range fields {
+		if int64(f.size) > s.cfg.maxInput {
+			details = append(details, api.Detail{Pointer: "/" + f.name, Message: fmt.Sprintf("%d bytes, over the limit of %d", f.size, s.cfg.maxInput)})
+		}
+	}
+	if int64(specSize) > spec.DefaultMaxFile {
+		details = append(details, api.Detail{Pointer: "/spec", Message: fmt.Sprintf("%d bytes, over the limit of %d", specSize, spec.DefaultMaxFile)})
+	}
+	if details == nil {
+		return nil
+	}
+	return &apiError{body: api.Error{Code: api.CodeTooLarge, Message: "the request is over the server's limits", Details: details}}
 }

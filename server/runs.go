@@ -160,6 +160,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p *Principal) 
 	if req.Spec != "" && !s.has(p, RoleAuthor) {
 		return forbidden("uploading a spec needs the author role; %s has %s (a spec's tools run on the server's host)", p.Name, rolesText(s.roles.of(p)))
 	}
+	if err := s.checkSizes(len(req.Spec), field{"input", len(req.Input)}); err != nil {
+		return err
+	}
 	var details []api.Detail
 	if req.Agent == "" {
 		details = append(details, api.Detail{Pointer: "/agent", Message: "required"})
@@ -246,6 +249,9 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, p *Principal) erro
 	}
 	if strings.TrimSpace(req.Text) == "" {
 		return invalid("a message needs text", api.Detail{Pointer: "/text", Message: "required"})
+	}
+	if err := s.checkSizes(0, field{"text", len(req.Text)}); err != nil {
+		return err
 	}
 	id, err := s.resolve(r.Context(), r.PathValue("id"))
 	if err != nil {

@@ -21,7 +21,9 @@ func TestServeTLSAndStop(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- e.srv.Serve(context.Background(), []net.Listener{ln}, certs.TLS.Clone(), stop, time.Second) }()
+	go func() {
+		done <- e.srv.Serve(context.Background(), []net.Listener{ln}, certs.TLS.Clone(), stop, time.Second)
+	}()
 	url := "https://" + ln.Addr().String()
 	resp, err := certs.Client().Get(url + "/healthz")
 	if err != nil {

@@ -199,8 +199,19 @@ func (s *Server) route(pattern, need string, h handler) {
 		info := infoOf(r)
 		info.route = pattern
 		r.Header.Del("Cookie") // /v1 never takes a browser's ambient credentials
+		// Failed authentications spend a bucket of their own, per address:
+		// guessing is rate limited before any lookup.
+		failed := failedKey(r)
+		if s.limit.spent(failed) {
+			s.writeError(w, r, errRateLimited)
+			return
+		}
 		p, err := s.authenticate(r)
 		if err != nil {
+			var ae *authError
+			if errors.As(err, &ae) {
+				s.limit.bucket(failed).Allow()
+			}
 			s.writeError(w, r, err)
 			return
 		}

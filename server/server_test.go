@@ -88,7 +88,7 @@ func TestApproveOverHTTP(t *testing.T) {
 
 // The error classes: each with its status and code.
 func TestErrorClasses(t *testing.T) {
-	e := newEnv(t, testRoles+"limits: {maxBody: 1KiB}\n")
+	e := newEnv(t, testRoles+"limits: {maxBody: 1KiB, maxInput: 512B}\n")
 	ralph := e.token("ralph", nil, time.Hour, false)
 	id := e.startRun(ralph)
 	alice := e.token("alice", nil, time.Hour, false)
@@ -113,6 +113,7 @@ func TestErrorClasses(t *testing.T) {
 		{"a field of another action", "POST", "/v1/runs/" + id + "/approve", alice, `{"data": {}}`, 400, "invalid", "/data"},
 		{"args against the schema", "POST", "/v1/runs/" + id + "/approve", alice, `{"args": {"service": 5}}`, 400, "invalid", "/args"},
 		{"too large", "POST", "/v1/runs/" + id + "/approve", alice, `{"reason": "` + strings.Repeat("x", 2048) + `"}`, 413, "too_large", ""},
+		{"input too large", "POST", "/v1/runs", ralph, `{"agent": "ops", "input": "` + strings.Repeat("x", 600) + `"}`, 413, "too_large", "/input"},
 		{"unknown agent", "POST", "/v1/runs", ralph, `{"agent": "nope", "input": "x"}`, 400, "invalid", "/agent"},
 		{"no input", "POST", "/v1/runs", ralph, `{"agent": "ops"}`, 400, "invalid", "/input"},
 		{"a resume of a call waiting for approval", "POST", "/v1/runs/" + id + "/resume", alice, `{"data": {}}`, 400, "invalid", ""},
@@ -297,8 +298,18 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("over the rate: %d %s", r.code, r.body)
 	}
 	// Another identity has its own bucket.
-	if r := e.do("GET", "/v1/runs", e.token("alice", nil, time.Hour, false), nil); r.code != 200 {
+	alice := e.token("alice", nil, time.Hour, false)
+	if r := e.do("GET", "/v1/runs", alice, nil); r.code != 200 {
 		t.Fatalf("another identity: %d", r.code)
+	}
+	// Failed authentications from an address: limited before any lookup.
+	for i := range 3 {
+		if r := e.do("GET", "/v1/runs", "agt_guess", nil); r.code != 401 {
+			t.Fatalf("guess %d: %d", i, r.code)
+		}
+	}
+	if r := e.do("GET", "/v1/runs", "agt_guess", nil); r.code != 429 {
+		t.Fatalf("a guess over the rate: %d", r.code)
 	}
 }
 
@@ -372,5 +383,47 @@ func TestHealth(t *testing.T) {
 	e.srv.Stop()
 	if r := e.do("GET", "/readyz", "", nil); r.code != 503 {
 		t.Fatalf("readyz while stopping: %d", r.code)
+	}
+}
+
+// A store that cannot be used: 503, and not ready.
+func TestUnavailable(t *testing.T) {
+	e := newEnv(t, testRoles)
+	rita := e.token("rita", nil, time.Hour, false)
+	e.db.mu.Lock()
+	e.db.down = true
+	e.db.mu.Unlock()
+	if r := e.do("GET", "/v1/runs", rita, nil); r.code != 503 || r.errCode(t) != "unavailable" {
+		t.Fatalf("list: %d %s", r.code, r.body)
+	}
+	if r := e.do("GET", "/readyz", "", nil); r.code != 503 {
+		t.Fatalf("readyz: %d %s", r.code, r.body)
+	}
+	if r := e.do("GET", "/healthz", "", nil); r.code != 200 {
+		t.Fatalf("healthz: %d", r.code)
+	}
+}
+
+// A delegate decides on behalf of an approver ("as"); anyone else may
+// not; both names are on record.
+func TestDelegateAs(t *testing.T) {
+	e := newEnv(t, testRoles)
+	ralph := e.token("ralph", nil, time.Hour, false)
+	id := e.startRun(ralph)
+	r := e.do("POST", "/v1/runs/"+id+"/approve", ralph, map[string]any{"as": "alice"})
+	if r.code != 403 || !strings.Contains(string(r.body), "ralph may not decide on behalf of alice") {
+		t.Fatalf("a non-delegate as alice: %d %s", r.code, r.body)
+	}
+	bot := e.token("bot", nil, time.Hour, false)
+	if r := e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": "mallory"}); r.code != 403 {
+		t.Fatalf("the bot as a non-approver: %d %s", r.code, r.body)
+	}
+	r = e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": "alice", "reason": "alice in #ops"})
+	if r.code != 200 || r.field(t, "status") != "completed" {
+		t.Fatalf("the bot as alice: %d %s", r.code, r.body)
+	}
+	if !strings.Contains(string(r.body), `"by": "alice",
+      "osUser": "bot"`) {
+		t.Fatalf("decisions: %s", r.body)
 	}
 }

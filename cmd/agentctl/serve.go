@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -77,13 +78,16 @@ func (a *app) serveCmd() *cobra.Command {
 }
 
 // serveConfig reads the configuration and applies the flags over it.
-func serveConfig(f serveFlags, flagged func(string) bool) (*server.Config, error) {
+func serveConfig(f serveFlags, flagged func(string) bool, warn io.Writer) (*server.Config, error) {
 	path := f.config
 	if path == "" {
 		path = server.DefaultConfig
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, usageErr(fmt.Errorf("serve: no configuration at %s: pass --config FILE", path))
 		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o022 != 0 {
+		fmt.Fprintf(warn, "note: %s is writable by others (%s): whoever can write it grants roles\n", path, fi.Mode().Perm())
 	}
 	cfg, err := server.LoadConfig(path)
 	var se spec.Errors
@@ -125,7 +129,7 @@ func serveConfig(f serveFlags, flagged func(string) bool) (*server.Config, error
 
 // serve runs the server until a signal stops it.
 func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool) error {
-	cfg, err := serveConfig(f, flagged)
+	cfg, err := serveConfig(f, flagged, a.stderr)
 	if err != nil {
 		return err
 	}

@@ -1,17 +1,27 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/server"
 )
 
 // apireqMain is the apireq program of the scenarios: one HTTP request
@@ -92,5 +102,66 @@ func waitready(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("waitready: %s did not appear in 60s", args[0])
 		}
 		time.Sleep(10 * time.Millisecond) // polls a condition: the file the server writes once it listens
+	}
+}
+
+// syncBuffer is a log the reload goroutine writes while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// SIGHUP reloads the specs; a broken reload keeps the old ones and logs
+// each error at its file:line:col.
+func TestWatchReload(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "spec.yaml")
+	write := func(text string) {
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const spec = "version: 1\nmodels: {m: {provider: scripted, turns: [{text: hi}]}}\nagents: {%s: {model: m}}\n"
+	write(fmt.Sprintf(spec, "one"))
+	e := engine.New(nil, engine.Config{})
+	specs := server.NewSpecs([]string{file}, 0, e.Compile)
+	var logBuf syncBuffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	if err := specs.Load(log); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{}
+	defer a.watchReload(specs, log)()
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 10s; log:\n%s", what, logBuf.String())
+			}
+		}
+	}
+	write(fmt.Sprintf(spec, "two"))
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	until("reloaded", func() bool { return slices.Contains(specs.Graph().Agents(), "two") })
+	write("version: 1\nagents:\n  three: {model: nope}\n")
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	until("a broken reload logged", func() bool { return strings.Contains(logBuf.String(), "specs not reloaded") })
+	if !slices.Contains(specs.Graph().Agents(), "two") {
+		t.Fatalf("the old specs were dropped: %v", specs.Graph().Agents())
+	}
+	if !strings.Contains(logBuf.String(), file+":3:") {
+		t.Fatalf("no file:line:col in the log:\n%s", logBuf.String())
 	}
 }
