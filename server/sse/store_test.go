@@ -95,9 +95,10 @@ func TestFollowRealRun(t *testing.T) {
 	if sofar, _, err := e.Events(ctx, v.RunID, 0); err != nil || len(got) != len(sofar) || got[len(got)-1].typ != string(engine.EventToolResult) {
 		t.Fatalf("until rest: got %+v, want the %d events up to the suspension (%v)", got, len(sofar), err)
 	}
-	// A human approves while the client follows; it drops after two
-	// events and resumes.
-	c := connect(t, url, got[len(got)-1].id)
+	// A human approves while the client follows (the run is at rest
+	// until then: it follows without until); it drops after two events
+	// and resumes, following to the run's end.
+	c := connect(t, srv.URL, got[len(got)-1].id)
 	decided := make(chan error, 1)
 	go func() {
 		_, err := e.Decide(ctx, engine.Decision{RunID: v.RunID, All: true, Action: store.Approve, OSUser: "alice"})
