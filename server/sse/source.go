@@ -13,10 +13,13 @@ import (
 )
 
 // Feeder is the part of a store.ServerStore a stream reads: the feed,
-// and runs for the paths of their events.
+// runs for the paths of their events, and, to tell when a run has come
+// to rest, its tree and events.
 type Feeder interface {
 	Feed(ctx context.Context, after string, f store.FeedFilter) ([]*store.Event, error)
 	Run(ctx context.Context, id string) (*store.Run, error)
+	Tree(ctx context.Context, rootID string) ([]*store.Run, error)
+	Events(ctx context.Context, runID string, after int64) ([]*store.Event, error)
 }
 
 // FromStore returns the Source of the events st's feed selects with f,
@@ -125,12 +128,53 @@ func Handler(st Feeder, wait func(context.Context) error, opts Options) func(w h
 		switch until, run := r.URL.Query().Get("until"), cmp.Or(f.RunID, f.Root); {
 		case until == "":
 		case until == "rest" && run != "":
-			o.Until = Rest(run)
+			o.Rest = RunRest(st, f)
 		default:
 			writeJSON(w, http.StatusBadRequest, api.Error{Code: api.CodeInvalid, Message: fmt.Sprintf("bad ?until=%q", until),
 				Hint: "until=rest, on a run's events, ends the stream when the run comes to rest"})
 			return
 		}
 		Serve(w, r, FromStore(st, f, wait), o)
+	}
+}
+
+// RunRest returns a Rest for a stream of f's events, a run's (RunID) or
+// a tree's (Root): it ends the stream once the run is at rest
+// (suspended, stalled, completed or failed: it waits for nobody but a
+// human or a new command) and none of the events the stream selects has
+// an ID above the last one sent. The second half holds a stream open on
+// PostgreSQL while another transaction holds back the feed (see
+// store.ServerStore.Feed) past the run's last events.
+func RunRest(st Feeder, f store.FeedFilter) func(ctx context.Context, lastID int64) (bool, error) {
+	id := cmp.Or(f.RunID, f.Root)
+	return func(ctx context.Context, lastID int64) (bool, error) {
+		r, err := st.Run(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("run %s: %w", id, err)
+		}
+		switch r.Status {
+		case store.Suspended, store.Stalled, store.Completed, store.Failed:
+		default:
+			return false, nil
+		}
+		if lastID == 0 {
+			return true, nil
+		}
+		runs := []*store.Run{r}
+		if f.RunID == "" {
+			if runs, err = st.Tree(ctx, f.Root); err != nil {
+				return false, fmt.Errorf("tree of run %s: %w", id, err)
+			}
+		}
+		for _, x := range runs {
+			evs, err := st.Events(ctx, x.ID, lastID)
+			if err != nil {
+				return false, fmt.Errorf("events of run %s: %w", x.ID, err)
+			}
+			if len(evs) > 0 {
+				return false, nil
+			}
+		}
+		return true, nil
 	}
 }

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/api"
-	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -52,9 +51,11 @@ type Options struct {
 	// WriteTimeout is how long one write to the client may take; a
 	// client that stops reading is cut off after it. Default 30s.
 	WriteTimeout time.Duration
-	// Until, when set, ends the stream after the batch holding an event
-	// it accepts (Rest: the run came to rest).
-	Until func(*store.Event) bool
+	// Rest, when set, is asked whenever the stream has caught up with
+	// the feed whether to end it: lastID is the ID of the last event
+	// sent on this connection (0: none yet). RunRest ends it when a run
+	// has come to rest.
+	Rest func(ctx context.Context, lastID int64) (bool, error)
 	// Stop, once closed, ends the stream (the server is shutting down).
 	Stop <-chan struct{}
 	// Error writes an error response before the stream starts; default
@@ -69,8 +70,7 @@ const (
 )
 
 // Serve streams src's events to w until the client goes, the server
-// stops (Options.Stop), Options.Until accepts an event, or the source
-// fails. It resumes after the Last-Event-ID header, or ?after= without
+// stops (Options.Stop), Options.Rest says so, or the source fails. It resumes after the Last-Event-ID header, or ?after= without
 // one. A bad cursor, or a source that fails before anything is written,
 // is an error response (Options.Error) instead of a stream.
 func Serve(w http.ResponseWriter, r *http.Request, src Source, opts Options) {
@@ -119,55 +119,72 @@ type stream struct {
 // stream ends.
 func (s *stream) follow(ctx context.Context, src Source, evs []*store.Event, after string) {
 	idle := time.Now()
+	var lastID int64
+	rested := false // Rest said so before the last Feed
 	for {
-		if len(evs) > 0 {
-			rest, err := s.write(evs)
-			if err != nil || rest {
+		var err error
+		switch {
+		case len(evs) > 0:
+			if s.write(evs) != nil {
 				return
 			}
-			after = evs[len(evs)-1].Cursor
-			idle = time.Now()
-		} else {
-			// Wait for news, or until the keep-alive is due.
-			wctx, cancel := context.WithDeadline(ctx, idle.Add(s.opts.KeepAlive))
-			err := src.Wait(wctx)
-			timedOut := wctx.Err() != nil
-			cancel()
-			switch {
-			case ctx.Err() != nil:
-				return
-			case timedOut:
-				if s.comment("keep-alive") != nil {
-					return
-				}
-				idle = time.Now()
-			case err != nil:
+			after, idle, rested = evs[len(evs)-1].Cursor, time.Now(), false
+			for _, ev := range evs {
+				lastID = max(lastID, ev.ID)
+			}
+		case rested:
+			return // at rest before a Feed that brought nothing new: nothing more comes
+		case s.opts.Rest != nil:
+			// Asked before the next Feed: what was committed before the
+			// run came to rest is in it.
+			if rested, err = s.opts.Rest(ctx, lastID); err != nil {
 				return
 			}
 		}
-		var err error
+		if len(evs) == 0 && !rested {
+			if !s.wait(ctx, src, &idle) {
+				return
+			}
+		}
 		if evs, err = src.Feed(ctx, after); err != nil {
 			return // the client resumes from the last id it got
 		}
 	}
 }
 
-// write sends a batch of events and flushes it; rest reports that
-// Options.Until accepted one of them.
-func (s *stream) write(evs []*store.Event) (rest bool, err error) {
+// wait waits for news, or until the keep-alive is due and sent; false:
+// the stream ends.
+func (s *stream) wait(ctx context.Context, src Source, idle *time.Time) bool {
+	wctx, cancel := context.WithDeadline(ctx, idle.Add(s.opts.KeepAlive))
+	err := src.Wait(wctx)
+	timedOut := wctx.Err() != nil
+	cancel()
+	switch {
+	case ctx.Err() != nil:
+		return false
+	case timedOut:
+		if s.comment("keep-alive") != nil {
+			return false
+		}
+		*idle = time.Now()
+	case err != nil:
+		return false
+	}
+	return true
+}
+
+// write sends a batch of events and flushes it.
+func (s *stream) write(evs []*store.Event) error {
 	s.deadline()
 	for _, ev := range evs {
 		if _, err := fmt.Fprintf(s.w, "id: %s\nevent: %s\ndata: %s\n\n", ev.Cursor, ev.Type, oneLine(ev.JSON())); err != nil {
-			return false, fmt.Errorf("write event: %w", err)
-		}
-		if s.opts.Until != nil && s.opts.Until(ev) {
-			rest = true
+			return fmt.Errorf("write event: %w", err)
 		}
 	}
 	if err := s.rc.Flush(); err != nil {
-		return false, fmt.Errorf("flush events: %w", err)
+		return fmt.Errorf("flush events: %w", err)
 	}
-	return rest, nil
+	return nil
 }
 
 // oneLine returns JSON b on one line: a data: field ends at a line
@@ -244,21 +261,4 @@ func cursorSource(r *http.Request) string {
 		return "the Last-Event-ID header"
 	}
 	return "?after="
-}
-
-// Rest returns an Until for a stream of run runID's events (and its
-// sub-agents'): true for the event that brings the run to rest, where
-// it waits for nobody but a human or a new command: its finish, error
-// or stalled event, or a call in its tree waiting for approval or
-// resume data. Whoever followed the run then reads it as it stands.
-func Rest(runID string) func(*store.Event) bool {
-	return func(ev *store.Event) bool {
-		switch ev.Type {
-		case engine.EventFinish, engine.EventError, engine.EventStalled:
-			return ev.RunID == runID
-		case engine.EventToolCallApproval, engine.EventToolCallSuspended:
-			return true
-		}
-		return false
-	}
 }

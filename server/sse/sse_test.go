@@ -2,6 +2,7 @@ package sse
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,9 +31,19 @@ type feed struct {
 	calls int
 	fail  error // Feed fails with it once set
 	n     *Notifier
+	state map[string]store.Status // runs' statuses; default running
+	runs  chan string             // when set, gets the id of each Run asked for
 }
 
-func newFeed() *feed { return &feed{n: NewNotifier()} }
+func newFeed() *feed { return &feed{n: NewNotifier(), state: map[string]store.Status{}} }
+
+// set sets run id's status and wakes the followers.
+func (f *feed) set(id string, st store.Status) {
+	f.mu.Lock()
+	f.state[id] = st
+	f.mu.Unlock()
+	f.n.Notify()
+}
 
 // add appends an event of run runID and wakes the followers.
 func (f *feed) add(runID string, typ store.EventType, data string) *store.Event {
@@ -61,8 +72,11 @@ func (f *feed) Feed(ctx context.Context, after string, _ store.FeedFilter) ([]*s
 		i = n
 	}
 	j := len(f.evs)
-	if f.limit > 0 {
+	switch {
+	case f.limit > 0:
 		j = min(j, i+f.limit)
+	case f.limit < 0:
+		j = min(j, i) // holding back
 	}
 	out := make([]*store.Event, 0, j-i)
 	for _, ev := range f.evs[i:j] {
@@ -73,7 +87,29 @@ func (f *feed) Feed(ctx context.Context, after string, _ store.FeedFilter) ([]*s
 }
 
 func (f *feed) Run(ctx context.Context, id string) (*store.Run, error) {
-	return &store.Run{ID: id, Path: []string{"root", id}}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.runs != nil {
+		f.runs <- id
+	}
+	return &store.Run{ID: id, Path: []string{"root", id}, Status: cmp.Or(f.state[id], store.Running)}, nil
+}
+
+func (f *feed) Tree(ctx context.Context, root string) ([]*store.Run, error) {
+	r, _ := f.Run(ctx, root)
+	return []*store.Run{r}, nil
+}
+
+func (f *feed) Events(ctx context.Context, runID string, after int64) ([]*store.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*store.Event
+	for _, ev := range f.evs {
+		if ev.RunID == runID && ev.ID > after {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
 }
 
 // sseEvent is one event as a client reads it.
@@ -183,16 +219,23 @@ func TestFollowToRest(t *testing.T) {
 	if got := c.mustNext(t); got != want(call) {
 		t.Fatalf("first event: got %+v, want %+v", got, want(call))
 	}
-	// Events committed while the client follows arrive as they come; a
-	// finish of a sub-agent's run is no rest for r1.
+	// Events committed while the client follows arrive as they come;
+	// a sub-agent's run coming to rest is no rest for r1.
 	var evs []*store.Event
 	evs = append(evs, f.add("r1", engine.EventToolResult, `{"callId":"c1","result":"x","status":"done","tool":"ls"}`))
 	evs = append(evs, f.add("r2", engine.EventFinish, `{"output":"child"}`))
-	evs = append(evs, f.add("r1", engine.EventFinish, `{"output":"done"}`))
+	f.set("r2", store.Completed)
 	for _, ev := range evs {
 		if got := c.mustNext(t); got != want(ev) {
 			t.Fatalf("got %+v, want %+v", got, want(ev))
 		}
+	}
+	// r1 comes to rest; the stream ends once it has sent what came
+	// before.
+	last := f.add("r1", engine.EventFinish, `{"output":"done"}`)
+	f.set("r1", store.Completed)
+	if got := c.mustNext(t); got != want(last) {
+		t.Fatalf("got %+v, want %+v", got, want(last))
 	}
 	if ev, err := c.next(); err != io.EOF {
 		t.Fatalf("after the run's finish: got %+v, %v; want the end of the stream", ev, err)
@@ -218,6 +261,7 @@ func TestResumeWithLastEventID(t *testing.T) {
 		all = append(all, f.add("r1", engine.EventTextDelta, fmt.Sprintf(`{"text":"%d"}`, i)))
 	}
 	all = append(all, f.add("r1", engine.EventToolCallApproval, `{"args":{},"callId":"c1","gate":{},"tool":"rm"}`))
+	f.set("r1", store.Suspended)
 	c = connect(t, url+"?until=rest", got[len(got)-1].id)
 	for {
 		ev, err := c.next()
@@ -243,6 +287,7 @@ func TestAfterQueryWithoutHeader(t *testing.T) {
 	url, _ := serve(t, f, Options{})
 	f.add("r1", engine.EventTextDelta, `{"text":"a"}`)
 	b := f.add("r1", engine.EventStalled, `{"error":"no model"}`)
+	f.set("r1", store.Stalled)
 	// The header wins over ?after= (a browser's EventSource reconnects to
 	// the same address with the header).
 	c := connect(t, url+"?until=rest&after=c0", "c1")
@@ -369,27 +414,41 @@ func TestSlowClient(t *testing.T) {
 	}
 }
 
-func TestRest(t *testing.T) {
-	rest := Rest("r1")
-	for _, tc := range []struct {
-		run  string
-		typ  store.EventType
-		want bool
-	}{
-		{"r1", engine.EventFinish, true},
-		{"r1", engine.EventError, true},
-		{"r1", engine.EventStalled, true},
-		{"r1", engine.EventToolCallApproval, true},
-		{"r2", engine.EventToolCallSuspended, true}, // a sub-agent's call waits: the tree rests
-		{"r2", engine.EventFinish, false},
-		{"r2", engine.EventError, false},
-		{"r1", engine.EventDecision, false},
-		{"r1", engine.EventToolResult, false},
-	} {
-		if got := rest(&store.Event{RunID: tc.run, Type: tc.typ}); got != tc.want {
-			t.Errorf("Rest(r1) of %s %s: got %v, want %v", tc.run, tc.typ, got, tc.want)
+// TestRestWaitsForHeldBackEvents: a run at rest whose last events the
+// feed holds back (PostgreSQL, while another transaction is open) keeps
+// the stream open until they come.
+func TestRestWaitsForHeldBackEvents(t *testing.T) {
+	f := newFeed()
+	url, done := serve(t, f, Options{})
+	first := f.add("r1", engine.EventToolCall, `{"args":{},"callId":"c1","tool":"ls"}`)
+	c := connect(t, url+"?until=rest", "")
+	if got := c.mustNext(t); got != want(first) {
+		t.Fatalf("got %+v, want %+v", got, want(first))
+	}
+	runs := make(chan string, 100)
+	f.mu.Lock()
+	f.limit = -1 // the feed holds back what comes next
+	f.runs = runs
+	f.mu.Unlock()
+	last := f.add("r1", engine.EventFinish, `{"output":"x"}`)
+	f.set("r1", store.Completed)
+	// Three times the stream sees the run at rest and an empty feed.
+	for range 3 {
+		f.n.Notify()
+		select {
+		case <-runs:
+		case <-done:
+			t.Fatal("the stream ended before the run's last event came")
 		}
 	}
+	f.mu.Lock()
+	f.limit, f.runs = 0, nil
+	f.mu.Unlock()
+	f.n.Notify()
+	if got := c.mustNext(t); got != want(last) {
+		t.Fatalf("got %+v, want %+v", got, want(last))
+	}
+	ended(t, done)
 }
 
 func TestMultilineData(t *testing.T) {

@@ -89,14 +89,16 @@ func TestFollowRealRun(t *testing.T) {
 	defer srv.Close()
 	url := srv.URL + "?until=rest"
 
-	// To its suspension: the stream ends at the call waiting for approval.
+	// To its suspension: the stream ends with what the run did up to
+	// it (the free call of the step ran after the approval was asked).
 	got := drain(t, connect(t, url, ""))
-	if len(got) == 0 || got[len(got)-1].typ != string(engine.EventToolCallApproval) {
-		t.Fatalf("until rest: got %+v, want the events up to tool-call-approval", got)
+	if sofar, _, err := e.Events(ctx, v.RunID, 0); err != nil || len(got) != len(sofar) || got[len(got)-1].typ != string(engine.EventToolResult) {
+		t.Fatalf("until rest: got %+v, want the %d events up to the suspension (%v)", got, len(sofar), err)
 	}
-	// A human approves while the client follows; it drops after two
-	// events and resumes.
-	c := connect(t, url, got[len(got)-1].id)
+	// A human approves while the client follows (the run is at rest
+	// until then: it follows without until); it drops after two events
+	// and resumes, following to the run's end.
+	c := connect(t, srv.URL, got[len(got)-1].id)
 	decided := make(chan error, 1)
 	go func() {
 		_, err := e.Decide(ctx, engine.Decision{RunID: v.RunID, All: true, Action: store.Approve, OSUser: "alice"})
