@@ -37,8 +37,9 @@ type Stream struct {
 	// stop or ctx ends. Without it, Events returns once the server has
 	// sent the events stored so far.
 	Follow bool
-	// UntilRest asks the server to end a run's stream when the run comes
-	// to rest (?until=rest); Ended then says whether to read on.
+	// UntilRest asks the server to end a run's stream when the run is at
+	// rest and every event is sent (?until=rest); following, Ended then
+	// says whether to read on.
 	UntilRest bool
 	// Ended, when set, is called each time a stream ends or drops, before
 	// the client reconnects; stop ends Events.

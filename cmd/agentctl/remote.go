@@ -297,7 +297,10 @@ func (a *app) remoteEvents(ctx context.Context, prefix string, follow bool, unti
 	if err != nil {
 		return err
 	}
-	s := client.Stream{RunID: id}
+	// The stored events: the server ends the stream once the run is at
+	// rest and every event is sent (until=rest; follow=false ends it at
+	// once on a server that says so, a running run included).
+	s := client.Stream{RunID: id, UntilRest: true}
 	var last client.Event
 	print := func(ev client.Event) (bool, error) {
 		fmt.Fprintf(a.stdout, "%s\n", ev.Data)
