@@ -61,7 +61,8 @@ func (a *app) connect(cmd *cobra.Command) error {
 		return nil
 	}
 	if cmd.Annotations[remoteAnnotation] == "" {
-		if flag {
+		// help (and agentctl alone, which prints it) reads nothing.
+		if flag && cmd.HasParent() && cmd.Name() != "help" {
 			return usageErr(fmt.Errorf("%s works on a database, not through a server: drop --server", cmd.CommandPath()))
 		}
 		return nil
