@@ -45,9 +45,9 @@ func remoteOK(cmd *cobra.Command) *cobra.Command {
 // connect decides, before a command runs, whether it goes through a
 // server: --server, else $AGENTCTL_SERVER unless --db is given (a flag
 // beats the environment). --server and --db exclude each other, and
-// --server on a command that works on a database alone is refused; with
-// $AGENTCTL_SERVER set, such a command (worker, doctor, serve, ...) uses
-// the database as before.
+// --server on a command that does not go through a server is refused;
+// with $AGENTCTL_SERVER set, such a command (worker, doctor, serve, ...)
+// uses the database as before.
 func (a *app) connect(cmd *cobra.Command) error {
 	flag := cmd.Flags().Changed("server")
 	if flag && cmd.Flags().Changed("db") {
@@ -63,7 +63,7 @@ func (a *app) connect(cmd *cobra.Command) error {
 	if cmd.Annotations[remoteAnnotation] == "" {
 		// help (and agentctl alone, which prints it) reads nothing.
 		if flag && cmd.HasParent() && cmd.Name() != "help" {
-			return usageErr(fmt.Errorf("%s works on a database, not through a server: drop --server", cmd.CommandPath()))
+			return usageErr(fmt.Errorf("%s does not go through a server: drop --server", cmd.CommandPath()))
 		}
 		return nil
 	}
