@@ -90,21 +90,36 @@ func New(server, token string) (*Client, error) {
 // parseURL checks an http(s) server URL: a scheme and a host, nothing
 // else (credentials and tokens never travel in URLs).
 func parseURL(server string) (*url.URL, error) {
+	shown := redact(server)
 	u, err := url.Parse(server)
 	if err != nil {
-		return nil, fmt.Errorf("server %q: %w", server, err)
+		return nil, fmt.Errorf("server %q: not a URL: want https://HOST[:PORT], http://HOST[:PORT] or unix:/path/to.sock", shown)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("server %q: want https://HOST[:PORT], http://HOST[:PORT] or unix:/path/to.sock", server)
+		return nil, fmt.Errorf("server %q: want https://HOST[:PORT], http://HOST[:PORT] or unix:/path/to.sock", shown)
 	case u.Host == "":
-		return nil, fmt.Errorf("server %q: no host", server)
+		return nil, fmt.Errorf("server %q: no host", shown)
 	case u.User != nil:
-		return nil, fmt.Errorf("server %s: credentials do not go in the URL: set AGENTCTL_TOKEN", u.Redacted())
+		return nil, fmt.Errorf("server %s: credentials do not go in the URL: set AGENTCTL_TOKEN", shown)
 	case u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
-		return nil, fmt.Errorf("server %q: want the server's address alone, without a path or query", server)
+		return nil, fmt.Errorf("server %s: want the server's address alone, without a path or query", shown)
 	}
 	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// redact cuts what may hold a secret from a server address for messages:
+// credentials, a query, a fragment.
+func redact(server string) string {
+	s, _, _ := strings.Cut(server, "?")
+	s, _, _ = strings.Cut(s, "#")
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			rest = rest[at+1:]
+		}
+		s = scheme + "://" + rest
+	}
+	return s
 }
 
 // loopback reports whether host is this machine's loopback.

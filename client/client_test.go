@@ -95,6 +95,8 @@ func TestNewChecksTheServer(t *testing.T) {
 		{"unix:", "", "want unix:/path"},
 		{"https://alice:pw@example.com", "", "credentials do not go in the URL"},
 		{"https://example.com/v1?token=x", "", "without a path or query"},
+		{"ftp://alice:pw@example.com/?token=x", "", `"ftp://example.com/": want https://`},
+		{"https://example.com/%zz?token=x", "", "not a URL"},
 		{"ftp://example.com", "", "want https://"},
 		{"example.com:8080", "", "want https://"},
 		{"https://", "", "no host"},
@@ -105,7 +107,7 @@ func TestNewChecksTheServer(t *testing.T) {
 			t.Errorf("New(%q): %v", tc.server, err)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("New(%q) = %v, want an error with %q", tc.server, err, tc.err)
-		case err != nil && strings.Contains(err.Error(), "pw"):
+		case err != nil && (strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "token=")):
 			t.Errorf("New(%q): the error shows the password: %v", tc.server, err)
 		}
 	}
