@@ -58,6 +58,25 @@ type Config struct {
 	// released, as when the context ends; a worker pool claims nothing
 	// more. Ending the context stops the step in flight too.
 	Stop <-chan struct{}
+	// Observer, when set, is told how long each tool call and model
+	// turn took (agentctl serve's metrics).
+	Observer Observer
+}
+
+// Observer is told how long the engine's tool calls and model turns take.
+// Its methods are called by the goroutines that advance runs, at once and
+// concurrently: they must be quick and safe for concurrent use.
+type Observer interface {
+	// ToolCall reports a tool call that ran (not one skipped or
+	// suspended before it ran) for d: tool is agentctl's name for it,
+	// toolkit its declaration's kind (exec, http, file, output, mcp),
+	// outcome succeeded, failed or interrupted.
+	ToolCall(tool, toolkit, outcome string, d time.Duration)
+	// ModelCall reports a model turn that took d: model is the
+	// provider's model name (the spec's name for it when it has none),
+	// outcome ok, error or interrupted, and the tokens it took in and
+	// gave out.
+	ModelCall(model, provider, outcome string, d time.Duration, inTokens, outTokens int)
 }
 
 // Limits cap what a run takes in from outside, so that a runaway model or
@@ -95,6 +114,7 @@ type Engine struct {
 
 	stop     <-chan struct{}
 	inflight atomic.Int64 // steps under way
+	observer Observer     // nil: nobody is told
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
@@ -136,6 +156,7 @@ func New(st store.Store, cfg Config) *Engine {
 		limits:    cfg.Limits,
 		replay:    cfg.Replay,
 		stop:      cfg.Stop,
+		observer:  cfg.Observer,
 		graphs:    map[string]*Graph{},
 	}
 }

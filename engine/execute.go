@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -46,7 +47,7 @@ func (rn *runner) execute(ctx context.Context, c *store.Call) error {
 	if done, err := rn.before(ctx, t.decl, c, tmpl.Env(call.Vars())); done || err != nil {
 		return err
 	}
-	return rn.run(ctx, t.tool, c, call)
+	return rn.run(ctx, t, c, call)
 }
 
 // approvedOnRecord reports whether a call its gate held for approval has
@@ -100,15 +101,26 @@ func (rn *runner) before(ctx context.Context, t *spec.Tool, c *store.Call, env t
 // run carries out a call: it is marked executing, durably, before its
 // side effect starts, so it is never started twice; the values of the
 // tool's secrets are cut out of its result before it is stored.
-func (rn *runner) run(ctx context.Context, t toolkits.Tool, c *store.Call, call toolkits.Call) error {
-	e := rn.e
+func (rn *runner) run(ctx context.Context, tn *toolNode, c *store.Call, call toolkits.Call) error {
+	e, t := rn.e, tn.tool
 	if err := e.store.MoveCall(ctx, e.lease, store.Move{RunID: rn.r.ID, CallID: c.ID, From: store.CallApproved, To: store.CallExecuting}); err != nil {
 		return err
 	}
 	c.Status = store.CallExecuting
 	call.Env = toolkits.EnvOf(t.Secrets())
+	start := time.Now()
 	res, err := t.Do(ctx, call)
 	m := store.Move{From: store.CallExecuting, To: store.CallSucceeded, Result: res.Content, ResultObject: res.Object}
+	if e.observer != nil {
+		outcome := store.CallSucceeded
+		switch {
+		case err != nil && ctx.Err() != nil:
+			outcome = store.CallInterrupted
+		case err != nil || res.Failed:
+			outcome = store.CallFailed
+		}
+		e.observer.ToolCall(c.Tool, tn.decl.Kind(), string(outcome), time.Since(start))
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Stopped past the grace period: the tool was killed mid-way.

@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
 )
 
@@ -91,7 +94,9 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 		return nil, err
 	}
 	req.Temperature, req.MaxTokens = node.spec.Temperature, node.spec.MaxTokens
+	start := time.Now()
 	resp, err := m.Generate(ctx, req)
+	rn.e.observeModel(ctx, node.spec, time.Since(start), resp, err)
 	if err != nil {
 		// A provider may echo the key it was given (401: "Incorrect API
 		// key provided: ..."): what is stored and shown never holds it.
@@ -104,6 +109,23 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	}
 	addUsage(&rn.r.Usage, resp.Usage)
 	return resp, nil
+}
+
+// observeModel tells the Observer of a model turn of model s that took d.
+func (e *Engine) observeModel(ctx context.Context, s *spec.Model, d time.Duration, resp *model.Response, err error) {
+	if e.observer == nil {
+		return
+	}
+	outcome, in, out := "ok", 0, 0
+	switch {
+	case err != nil && ctx.Err() != nil:
+		outcome = "interrupted"
+	case err != nil:
+		outcome = "error"
+	case resp != nil:
+		in, out = resp.Usage.InputTokens, resp.Usage.OutputTokens
+	}
+	e.observer.ModelCall(cmp.Or(s.Model, s.Name), s.Provider, outcome, d, in, out)
 }
 
 // admit turns the model's answer into the next step: each tool call gets

@@ -17,6 +17,9 @@ its lease (60 s) runs out; an interrupted process frees it at once.`,
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
+			if a.remote != nil {
+				return a.remoteAdvance(ctx, argv[0], &out, nil)
+			}
 			e, id, err := a.engineAndRun(ctx, argv[0], &out)
 			if err != nil {
 				return err

@@ -43,6 +43,9 @@ be asked (agentctl continue asks again).`,
 			}
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
+			if a.remote != nil {
+				return a.remoteEvents(ctx, argv[0], follow, until)
+			}
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
 				return err

@@ -43,16 +43,19 @@ included, each naming its root (column ROOT, rootId in -o json);
 			if limit < 0 {
 				return usageErr(fmt.Errorf("invalid --limit %d: want 0 (no limit) or more", limit))
 			}
-			ctx := cmd.Context()
-			e, err := a.engine(ctx)
-			if err != nil {
-				return err
-			}
 			if roots && agent == "" {
 				return usageErr(errors.New("--roots goes with --agent: without it, list lists only roots"))
 			}
 			// A sub-agent's runs are listed when asked for by agent.
 			f := store.Filter{Status: store.Status(status), Agent: agent, Limit: limit, Roots: agent == "" || roots}
+			ctx := cmd.Context()
+			if a.remote != nil {
+				return a.remoteList(ctx, f, out)
+			}
+			e, err := a.engine(ctx)
+			if err != nil {
+				return err
+			}
 			runs, err := e.List(ctx, f)
 			if err != nil {
 				return err

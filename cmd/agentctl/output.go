@@ -313,6 +313,9 @@ func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.D
 		return err
 	}
 	ctx := cmd.Context()
+	if a.remote != nil {
+		return a.remoteDecide(ctx, runID, out, d)
+	}
 	e, id, err := a.engineAndRun(ctx, runID, out)
 	if err != nil {
 		return err

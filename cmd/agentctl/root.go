@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/client"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
@@ -64,7 +65,16 @@ a SQLite file, or for a database a team shares a postgres:// (or
 postgresql://) URL or PostgreSQL key=value settings ("host=db dbname=ops
 user=bob"). Any other URL scheme, or unknown settings, is refused (exit 2).
 A write waits up to $AGENTCTL_BUSY_TIMEOUT (default 10s) for another
-process's transaction.`
+process's transaction.
+
+Through a server instead (agentctl serve, which owns the database and
+enforces who may do what): --server URL|unix:PATH, else $AGENTCTL_SERVER
+(--db beats $AGENTCTL_SERVER; --server and --db exclude each other). Over
+https:// (http:// on loopback only) $AGENTCTL_TOKEN is sent as a bearer
+token; on a unix: socket the kernel says who you are and no token is
+sent. run, list, show, approve, decline, resume, retry, resolve,
+continue, send and events print and exit as against a database; a server
+that cannot be reached exits 6.`
 
 // app is one invocation's state, shared by its subcommands.
 type app struct {
@@ -80,7 +90,9 @@ type app struct {
 	// mu guards engines and, once an engine is added, grace.
 	mu      sync.Mutex
 	engines []*engine.Engine
-	limits  limits // read before any command runs
+	limits  limits         // read before any command runs
+	server  string         // --server
+	remote  *client.Client // the server the command goes through, if any (connect)
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
@@ -116,23 +128,27 @@ func (a *app) rootCmd() *cobra.Command {
 		if a.limits, err = readLimits(); err != nil {
 			return err
 		}
+		if err := a.connect(cmd); err != nil {
+			return err
+		}
 		return a.checkGrace(cmd, args)
 	}
+	root.PersistentFlags().StringVar(&a.server, "server", "", "go through agentctl serve at `URL|unix:PATH` instead of a database (default $AGENTCTL_SERVER; token $AGENTCTL_TOKEN)")
 	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file, a postgres:// URL or PostgreSQL key=value settings (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
 	root.AddCommand(
 		a.validateCmd(),
-		a.runCmd(),
-		a.listCmd(),
-		a.showCmd(),
-		a.approveCmd(),
-		a.declineCmd(),
-		a.resumeCmd(),
-		a.sendCmd(),
+		remoteOK(a.runCmd()),
+		remoteOK(a.listCmd()),
+		remoteOK(a.showCmd()),
+		remoteOK(a.approveCmd()),
+		remoteOK(a.declineCmd()),
+		remoteOK(a.resumeCmd()),
+		remoteOK(a.sendCmd()),
 		a.expireCmd(),
-		a.eventsCmd(),
-		a.continueCmd(),
-		a.retryCmd(),
-		a.resolveCmd(),
+		remoteOK(a.eventsCmd()),
+		remoteOK(a.continueCmd()),
+		remoteOK(a.retryCmd()),
+		remoteOK(a.resolveCmd()),
 		a.graphCmd(),
 		a.testCmd(),
 		a.schemaCmd(),
@@ -181,7 +197,7 @@ func (a *app) report(err error) int {
 		if ee.err != nil {
 			fmt.Fprintf(a.stderr, "agentctl: %v\n", ee.err)
 		}
-		if ee.code == exitUsage {
+		if ee.code == exitUsage && ee.err != nil {
 			fmt.Fprintln(a.stderr, "Run 'agentctl --help' for usage.")
 		}
 		return ee.code

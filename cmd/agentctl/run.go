@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 )
 
@@ -26,13 +27,18 @@ func (a *app) runCmd() *cobra.Command {
 		Long: `Run starts a run of AGENT from the spec in the -f files and advances it
 until it completes (exit 0), fails (exit 1) or waits for a human decision
 (exit 3). The input is --input, else standard input. The run keeps a
-snapshot of the spec: editing the files later does not change it.`,
+snapshot of the spec: editing the files later does not change it.
+
+Through a server (--server), -f is optional: without it the server runs
+its own spec of AGENT (its configuration's specs); with it, the one spec
+file it names is sent with the run, which only the server's authors may
+do (a spec's exec tools run on the server's host).`,
 		Example: `  agentctl run oncall -f examples/agents/oncall.yaml --input "nginx is down in prod"
   echo "disk full on db-1" | agentctl run oncall -f examples/agents/ -o json
   agentctl run oncall -f examples/agents/ --require-approval --input "check nginx"`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if len(files) == 0 {
+			if len(files) == 0 && a.remote == nil {
 				return usageErr(errors.New("run: no spec: pass -f FILE or -f DIR"))
 			}
 			if !cmd.Flags().Changed("input") {
@@ -50,11 +56,15 @@ snapshot of the spec: editing the files later does not change it.`,
 			if strings.TrimSpace(input) == "" {
 				return usageErr(errors.New("run: no input: pass --input TEXT or pipe it on standard input"))
 			}
+			ctx := cmd.Context()
+			if a.remote != nil {
+				req := api.StartRequest{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach}
+				return a.remoteStart(ctx, files, req, &out)
+			}
 			s, err := a.loadSpec(files)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
 			e, err := a.engineFor(ctx, &out)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -121,7 +122,9 @@ func TestMain(m *testing.M) {
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
 //	                        $NAME to its base URL, and log each request
 //	                        (method, path, query, headers, body) to
-//	                        $WORK/NAME.log; see testServer for its routes
+//	                        $WORK/NAME.log; see testServer for its routes;
+//	                        -unix serves on the socket $WORK/NAME.sock and
+//	                        sets $NAME to unix:PATH
 func TestScripts(t *testing.T) {
 	t.Cleanup(stopPG)
 	examples, err := filepath.Abs("../../examples/agents")
@@ -222,16 +225,33 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	return cmds
 }
 
-// httpserver starts testServer for a script.
+// httpserver starts testServer for a script; with -unix, on the Unix
+// socket $WORK/NAME.sock, and $NAME is unix:PATH.
 func httpserver(ts *testscript.TestScript, neg bool, args []string) {
+	unix := len(args) == 2 && args[0] == "-unix"
+	if unix {
+		args = args[1:]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: httpserver NAME")
+		ts.Fatalf("usage: httpserver [-unix] NAME")
 	}
 	name := args[0]
 	logPath := ts.MkAbs(name + ".log")
-	srv := httptest.NewServer(testServer(logPath))
+	if !unix {
+		srv := httptest.NewServer(testServer(logPath))
+		ts.Defer(srv.Close)
+		ts.Setenv(name, srv.URL)
+		return
+	}
+	sock := ts.MkAbs(name + ".sock")
+	l, err := net.Listen("unix", sock)
+	ts.Check(err)
+	srv := httptest.NewUnstartedServer(testServer(logPath))
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
 	ts.Defer(srv.Close)
-	ts.Setenv(name, srv.URL)
+	ts.Setenv(name, "unix:"+sock)
 }
 
 // testServer answers: /items/ID with JSON naming the item, /tickets (POST)

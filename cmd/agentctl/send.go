@@ -43,6 +43,9 @@ Calls waiting for approval are never approved by a message: use approve.`,
 				return usageErr(errors.New("send: no message: pass MESSAGE or pipe it on standard input"))
 			}
 			ctx := cmd.Context()
+			if a.remote != nil {
+				return a.remoteAdvance(ctx, argv[0], &out, &m)
+			}
 			e, id, err := a.engineAndRun(ctx, argv[0], &out)
 			if err != nil {
 				return err

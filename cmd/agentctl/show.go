@@ -34,6 +34,9 @@ prints the whole tree of runs.`,
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
+			if a.remote != nil {
+				return a.remoteShow(ctx, argv[0], out, tree)
+			}
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
 				return err
@@ -193,9 +196,9 @@ func (a *app) engineAndRun(ctx context.Context, prefix string, flags *runFlags) 
 
 // resolveRun checks a run id prefix and resolves it to a full id.
 func resolveRun(ctx context.Context, e *engine.Engine, prefix string) (string, error) {
-	p := strings.ToUpper(prefix)
-	if p == "" || len(p) > 26 || strings.Trim(p, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") != "" {
-		return "", usageErr(fmt.Errorf("invalid run id %q: run ids are 26 characters of 0-9 and A-Z (no I, L, O, U); any unique prefix works", prefix))
+	p, err := checkRunID(prefix)
+	if err != nil {
+		return "", err
 	}
 	if len(p) == 26 {
 		return p, nil // a full id: the command's own lookup reports a missing run

@@ -1,0 +1,105 @@
+package client
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentctl/agentctl/api"
+)
+
+// Exit codes of the CLI the errors map to (see agentctl --help).
+const (
+	exitError     = 1
+	exitUsage     = 2
+	exitConflict  = 4
+	exitForbidden = 5
+	exitDatabase  = 6
+)
+
+// Error is an error object the server answered with, and the HTTP status
+// it came with.
+type Error struct {
+	Status int
+	API    api.Error
+	// RetryAfter is how long a rate-limited request (429) should wait.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return e.API.Message }
+
+// ExitCode is the CLI's exit code for the error: invalid, unauthenticated,
+// not_found and too_large 2, forbidden 5, conflict 4, rate_limited 1,
+// unavailable 6; an unknown code by its HTTP status.
+func (e *Error) ExitCode() int {
+	switch e.API.Code {
+	case api.CodeInvalid, api.CodeUnauthenticated, api.CodeNotFound, api.CodeTooLarge:
+		return exitUsage
+	case api.CodeForbidden:
+		return exitForbidden
+	case api.CodeConflict:
+		return exitConflict
+	case api.CodeRateLimited:
+		return exitError
+	case api.CodeUnavailable:
+		return exitDatabase
+	}
+	if c := codeOf(e.Status); c != "" {
+		return (&Error{API: api.Error{Code: c}}).ExitCode()
+	}
+	return exitError
+}
+
+// Ambiguous returns the run ids an ambiguous run id prefix matched, if
+// that is what the error says.
+func (e *Error) Ambiguous() []string {
+	var ids []string
+	for _, d := range e.API.Details {
+		ids = append(ids, d.Matches...)
+	}
+	return ids
+}
+
+// codeOf is the error code an HTTP status stands for, "" for none.
+func codeOf(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return api.CodeInvalid
+	case http.StatusUnauthorized:
+		return api.CodeUnauthenticated
+	case http.StatusForbidden:
+		return api.CodeForbidden
+	case http.StatusNotFound:
+		return api.CodeNotFound
+	case http.StatusConflict:
+		return api.CodeConflict
+	case http.StatusRequestEntityTooLarge:
+		return api.CodeTooLarge
+	case http.StatusTooManyRequests:
+		return api.CodeRateLimited
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return api.CodeUnavailable
+	}
+	return ""
+}
+
+// UnreachableError is a server that could not be reached or did not
+// answer: refused, unknown host, TLS failure, timeout. The CLI exits 6.
+type UnreachableError struct {
+	Server string
+	Err    error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("server %s cannot be reached: %v", e.Server, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ExitCode is 6, as for a database that cannot be used.
+func (e *UnreachableError) ExitCode() int { return exitDatabase }
+
+// Object is the error object the CLI prints under -o json.
+func (e *UnreachableError) Object() api.Error {
+	return api.Error{Code: api.CodeUnavailable, Message: e.Error(), Hint: "check the server address (--server, AGENTCTL_SERVER) and that agentctl serve is running"}
+}
