@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,11 +19,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/server"
+	"github.com/agentctl/agentctl/server/metrics"
+	"github.com/agentctl/agentctl/server/sse"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -145,7 +149,8 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if !ok {
 		return fmt.Errorf("serve: this build's store does not serve (no tokens, feed or inbox)")
 	}
-	e := engine.New(db, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop})
+	m := metrics.New(metrics.Options{Stats: ss.Stats})
+	e := engine.New(db, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop, Observer: m})
 	a.addEngine(e)
 	specs := server.NewSpecs(cfg.Specs, a.limits.spec, e.Compile)
 	if err := specs.Load(log); err != nil {
@@ -163,7 +168,12 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Options{Store: ss, Engine: e, Config: cfg, Specs: specs, Log: log, Work: ctx})
+	events, err := a.serveEvents(ctx, ss)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{Store: ss, Engine: e, Config: cfg, Specs: specs, Log: log, Work: ctx,
+		Metrics: m.Handler(), ObserveHTTP: m.ObserveHTTP, OpenAPI: api.OpenAPI(), Events: events})
 	if err != nil {
 		return err
 	}
@@ -210,6 +220,27 @@ func listeners(cfg *server.Config, https bool) ([]net.Listener, []string, error)
 		lns, base = append(lns, ln), append(base, "unix:"+cfg.Socket)
 	}
 	return lns, base, nil
+}
+
+// Event streams look at the store's feed each time the database says a
+// run has new events (PostgreSQL's NOTIFY), and at least this often
+// (SQLite's poll; a safety net on PostgreSQL).
+const eventsPoll = 200 * time.Millisecond
+
+// serveEvents returns the handler of the server's event streams: every
+// stream waits on one Notifier, which holds the server's one wake-up on
+// the events channel until ctx ends.
+func (a *app) serveEvents(ctx context.Context, ss store.ServerStore) (func(http.ResponseWriter, *http.Request, store.FeedFilter), error) {
+	wake, stopWake, err := a.wakeups(ctx, backend.ChannelEvents)
+	if err != nil {
+		return nil, err
+	}
+	n := sse.NewNotifier()
+	go func() {
+		defer stopWake()
+		n.Run(ctx, sse.Wake(wake), eventsPoll)
+	}()
+	return sse.Handler(ss, n.Wait, sse.Options{}), nil
 }
 
 // servePool runs the engine's worker pool for queued, detached-decided

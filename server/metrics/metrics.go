@@ -16,12 +16,14 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -73,7 +75,7 @@ func New(opts Options) *Metrics {
 		reg: prometheus.NewRegistry(),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentctl_decisions_total",
-			Help: "Decisions asked of the server, by action (approve, decline, resume, retry, resolve, continue, send) and outcome (ok, forbidden, conflict, invalid, not_found, unavailable, error).",
+			Help: "Decisions asked of the server, by action (approve, decline, resume, retry, resolve, continue, send) and outcome (ok, or the error's code: invalid, unauthenticated, forbidden, not_found, conflict, too_large, rate_limited, unavailable, error).",
 		}, []string{"action", "outcome"}),
 		toolCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "agentctl_tool_call_duration_seconds",
@@ -144,11 +146,45 @@ func (m *Metrics) ModelCall(model, provider, outcome string, d time.Duration, in
 
 // ObserveHTTP records a request to route (the pattern it matched, never
 // the raw path: ids would make a series each) answered with code after
-// d.
+// d. A request to a decision's route (POST /v1/runs/{id}/approve, ...)
+// is counted as a Decision too, its outcome read from code.
 func (m *Metrics) ObserveHTTP(route string, code int, d time.Duration) {
 	c := strconv.Itoa(code)
 	m.requests.WithLabelValues(route, c).Inc()
 	m.durations.WithLabelValues(route, c).Observe(d.Seconds())
+	if action, ok := strings.CutPrefix(route, "POST /v1/runs/{id}/"); ok && slices.Contains(decisionActions, action) {
+		m.Decision(action, outcomeOf(code))
+	}
+}
+
+// decisionActions are the routes counted as decisions.
+var decisionActions = []string{"approve", "decline", "resume", "retry", "resolve", "continue", "send"}
+
+// outcomeOf is a decision's outcome from its response's status: ok, or
+// the error class of the API's error object.
+func outcomeOf(code int) string {
+	switch {
+	case code < 300:
+		return "ok"
+	case code == http.StatusBadRequest:
+		return api.CodeInvalid
+	case code == http.StatusUnauthorized:
+		return api.CodeUnauthenticated
+	case code == http.StatusForbidden:
+		return api.CodeForbidden
+	case code == http.StatusNotFound:
+		return api.CodeNotFound
+	case code == http.StatusConflict:
+		return api.CodeConflict
+	case code == http.StatusRequestEntityTooLarge:
+		return api.CodeTooLarge
+	case code == http.StatusTooManyRequests:
+		return api.CodeRateLimited
+	case code == http.StatusServiceUnavailable:
+		return api.CodeUnavailable
+	default:
+		return "error"
+	}
 }
 
 // statuses and kinds are reported even at zero, so that a series does

@@ -84,19 +84,25 @@ func TestEventMetrics(t *testing.T) {
 	m.ObserveHTTP("POST /v1/runs/{id}/approve", 200, 3*time.Millisecond)
 	m.ObserveHTTP("POST /v1/runs/{id}/approve", 409, time.Millisecond)
 	m.ObserveHTTP("POST /v1/runs/{id}/approve", 409, time.Millisecond)
+	m.ObserveHTTP("POST /v1/runs/{id}/resume", 202, time.Millisecond)
+	m.ObserveHTTP("GET /v1/runs/{id}", 200, time.Millisecond) // not a decision
 	want := `
-# HELP agentctl_decisions_total Decisions asked of the server, by action (approve, decline, resume, retry, resolve, continue, send) and outcome (ok, forbidden, conflict, invalid, not_found, unavailable, error).
+# HELP agentctl_decisions_total Decisions asked of the server, by action (approve, decline, resume, retry, resolve, continue, send) and outcome (ok, or the error's code: invalid, unauthenticated, forbidden, not_found, conflict, too_large, rate_limited, unavailable, error).
 # TYPE agentctl_decisions_total counter
+agentctl_decisions_total{action="approve",outcome="conflict"} 2
 agentctl_decisions_total{action="approve",outcome="forbidden"} 1
-agentctl_decisions_total{action="approve",outcome="ok"} 2
+agentctl_decisions_total{action="approve",outcome="ok"} 3
+agentctl_decisions_total{action="resume",outcome="ok"} 1
 # HELP agentctl_model_tokens_total Tokens models took in and gave out, by model and direction (input, output).
 # TYPE agentctl_model_tokens_total counter
 agentctl_model_tokens_total{direction="input",model="gpt"} 120
 agentctl_model_tokens_total{direction="output",model="gpt"} 30
 # HELP agentctl_http_requests_total HTTP requests served, by route (its pattern, such as POST /v1/runs/{id}/approve) and status code.
 # TYPE agentctl_http_requests_total counter
+agentctl_http_requests_total{code="200",route="GET /v1/runs/{id}"} 1
 agentctl_http_requests_total{code="200",route="POST /v1/runs/{id}/approve"} 1
 agentctl_http_requests_total{code="409",route="POST /v1/runs/{id}/approve"} 2
+agentctl_http_requests_total{code="202",route="POST /v1/runs/{id}/resume"} 1
 `
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want),
 		"agentctl_decisions_total", "agentctl_model_tokens_total", "agentctl_http_requests_total"); err != nil {
