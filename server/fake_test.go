@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/api/apitest"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
@@ -244,8 +246,17 @@ func (e *testEnv) doClient(c *http.Client, base, method, path, tok string, body 
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	// Every response a test records is held against the OpenAPI document.
+	oa, err := openAPI()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	oa.Check(e.t, req, resp, data)
 	return response{code: resp.StatusCode, body: data, header: resp.Header}
 }
+
+// openAPI is the checker of the API's OpenAPI document, loaded once.
+var openAPI = sync.OnceValues(func() (*apitest.Checker, error) { return apitest.Load(api.OpenAPI()) })
 
 // socketClient is an HTTP client that connects to a Unix socket.
 func socketClient(path string) *http.Client {

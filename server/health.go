@@ -64,7 +64,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // metrics serves the Metrics hook, or 404.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Metrics == nil {
-		http.NotFound(w, r)
+		s.writeError(w, r, &apiError{body: apiErr404("no metrics on this server"), status: http.StatusNotFound})
 		return
 	}
 	s.opts.Metrics.ServeHTTP(w, r)
@@ -72,10 +72,6 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 
 // openapi serves the OpenAPI document.
 func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
-	if len(s.opts.OpenAPI) == 0 {
-		s.writeError(w, r, &apiError{body: apiErr404("no OpenAPI document in this build"), status: http.StatusNotFound})
-		return
-	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(s.opts.OpenAPI)
 }
@@ -95,9 +91,6 @@ func (s *Server) whoami(w http.ResponseWriter, _ *http.Request, p *Principal) er
 
 // events serves an event stream through the Events hook.
 func (s *Server) events(w http.ResponseWriter, r *http.Request, f store.FeedFilter) error {
-	if s.opts.Events == nil {
-		return &apiError{body: apiErrUnavailable("event streams are not in this build", ""), status: http.StatusNotImplemented}
-	}
 	s.opts.Events(w, r, f)
 	return nil
 }

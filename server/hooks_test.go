@@ -72,14 +72,6 @@ func TestHooks(t *testing.T) {
 	}
 }
 
-// Without the events hook, streams answer 501.
-func TestNoEvents(t *testing.T) {
-	e := newEnv(t, testRoles)
-	if r := e.do("GET", "/v1/events", e.token("rita", nil, time.Hour, false), nil); r.code != 501 {
-		t.Fatalf("events: %d %s", r.code, r.body)
-	}
-}
-
 // A reload that breaks keeps the specs loaded before, and logs every
 // problem at its file:line:col.
 func TestSpecsReload(t *testing.T) {

@@ -16,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/server/sse"
 )
 
 // Options configure a Server. Store, Engine and Config are required.
@@ -39,13 +41,18 @@ type Options struct {
 	// ObserveHTTP, when set, is called once per request with the route's
 	// pattern (not the raw path), the status and the duration.
 	ObserveHTTP func(route string, code int, d time.Duration)
-	// OpenAPI is served at /v1/openapi.json.
+	// OpenAPI is served at /v1/openapi.json; default api.OpenAPI().
 	OpenAPI []byte
 	// Events serves GET /v1/runs/{id}/events (f.RunID set) and GET
 	// /v1/events (f empty), once the caller is known to be a reader;
-	// nil: 501.
+	// default: the store's feed as Server-Sent Events, looked at every
+	// EventsPoll (agentctl serve wakes its streams on PostgreSQL's
+	// notifications instead).
 	Events func(w http.ResponseWriter, r *http.Request, f store.FeedFilter)
 }
+
+// EventsPoll is how often the default event streams look at the feed.
+const EventsPoll = 200 * time.Millisecond
 
 // Server serves the API.
 type Server struct {
@@ -80,6 +87,12 @@ func New(o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.OpenAPI == nil {
+		o.OpenAPI = api.OpenAPI()
+	}
+	if o.Events == nil {
+		o.Events = sse.Handler(o.Store, poll(EventsPoll), sse.Options{})
+	}
 	if o.Config.maxBody == 0 {
 		o.Config.check(&checker{errs: &ConfigError{}}, nil) // a Config made in Go: the defaults
 	}
@@ -87,6 +100,20 @@ func New(o Options) (*Server, error) {
 		now: o.Now, limit: newLimiters(o.Config.RateLimit), opts: o, work: o.Work, mux: http.NewServeMux(), stopped: make(chan struct{})}
 	s.routes()
 	return s, nil
+}
+
+// poll waits d, or until ctx ends.
+func poll(d time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	}
 }
 
 // Handler is the server's HTTP handler.

@@ -20,6 +20,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/api/apitest"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/server"
 )
@@ -31,7 +33,8 @@ import (
 //
 // URL is the server's base URL and a path (with -socket, a path alone).
 // It exits 0 when the status is N (default: any 2xx), else 1, saying
-// the status on stderr.
+// the status on stderr; 3 when the response is not what the OpenAPI
+// document (api.OpenAPI) says the route answers, whatever its status.
 func apireqMain() int {
 	fs := flag.NewFlagSet("apireq", flag.ContinueOnError)
 	want := fs.Int("status", 0, "")
@@ -76,8 +79,24 @@ func apireqMain() int {
 		return 1
 	}
 	defer resp.Body.Close()
-	io.Copy(os.Stdout, resp.Body)
+	got, err := io.ReadAll(resp.Body)
+	os.Stdout.Write(got)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	fmt.Fprintf(os.Stderr, "status %d\n", resp.StatusCode)
+	// Every response a scenario records is held against the OpenAPI
+	// document the server serves.
+	c, err := apitest.Load(api.OpenAPI())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if problems := c.Problems(req, resp, got); len(problems) > 0 {
+		fmt.Fprintf(os.Stderr, "apireq: the response is not what the OpenAPI document says:\n%s\n", strings.Join(problems, "\n"))
+		return 3
+	}
 	if *want == 0 && resp.StatusCode/100 == 2 || resp.StatusCode == *want {
 		return 0
 	}
