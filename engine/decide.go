@@ -407,8 +407,8 @@ func checkArgs(ctx context.Context, a *agentNode, c *store.Call, raw json.RawMes
 	case t == nil:
 		return nil, bad(ProblemNoTool, nil)
 	}
-	if err := describeViolations(t.tool.Input().Validate(args)); err != nil {
-		return nil, bad(ProblemViolations, err)
+	if err := t.tool.Input().Validate(args); err != nil {
+		return nil, violated(bad(ProblemViolations, err))
 	}
 	return json.Marshal(args)
 }
@@ -429,11 +429,21 @@ func checkResume(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMess
 		return nil, bad(ProblemNotObject, nil)
 	}
 	if t := a.decl(c.Tool); t != nil {
-		if err := describeViolations(t.ResumeSchema.Validate(data)); err != nil {
-			return nil, bad(ProblemViolations, err)
+		if err := t.ResumeSchema.Validate(data); err != nil {
+			return nil, violated(bad(ProblemViolations, err))
 		}
 	}
 	return json.Marshal(data)
+}
+
+// violated lists the schema violations of an input error whose Err is
+// a validation error, and words them for users.
+func violated(err error) error {
+	ie := err.(*InputError)
+	if ie.Violations = violationsOf(ie.Err); ie.Violations != nil {
+		ie.Err = describeViolations(ie.Violations)
+	}
+	return ie
 }
 
 // declined is the tool result a model receives for a declined call.

@@ -181,6 +181,9 @@ type InputError struct {
 	Tool    string
 	Problem string // Problem...
 	Err     error
+	// Violations, with ProblemViolations, lists where the input breaks
+	// the schema (pointers into the args or data).
+	Violations []Violation
 }
 
 func (e *InputError) Error() string {

@@ -13,36 +13,47 @@ import (
 // describeSchemaError renders a JSON Schema validation error as one line
 // per violation: "/pointer: message".
 func describeSchemaError(err error) error {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	vs := violationsOf(err)
+	if vs == nil {
 		return err
 	}
-	vs := spec.Violations(ve)
 	lines := make([]string, len(vs))
 	for i, v := range vs {
-		p := v.Pointer()
-		if v.Key != "" {
-			p = strings.TrimSuffix(p, "/") + "/" + v.Key
-		}
-		lines[i] = p + ": " + v.Msg
+		lines[i] = v.Pointer + ": " + v.Message
 	}
 	return errors.New(strings.Join(lines, "; "))
 }
 
-// describeViolations renders a JSON Schema validation error as one
-// indented line per violation, for users.
-func describeViolations(err error) error {
+// Violation is one place input breaks its schema.
+type Violation struct {
+	Pointer string // a JSON pointer into the input, "/" for the whole of it
+	Message string // what is wrong there
+}
+
+// violationsOf lists a JSON Schema validation error's violations; nil
+// for another error.
+func violationsOf(err error) []Violation {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return err
+		return nil
 	}
-	var b strings.Builder
+	var out []Violation
 	for _, v := range spec.Violations(ve) {
 		p := v.Pointer()
 		if v.Key != "" {
 			p = strings.TrimSuffix(p, "/") + "/" + v.Key
 		}
-		fmt.Fprintf(&b, "\n  %s: %s", p, v.Msg)
+		out = append(out, Violation{Pointer: p, Message: v.Msg})
+	}
+	return out
+}
+
+// describeViolations renders violations as one indented line each, for
+// users.
+func describeViolations(vs []Violation) error {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "\n  %s: %s", v.Pointer, v.Message)
 	}
 	return errors.New(b.String())
 }

@@ -82,8 +82,11 @@ func errorBody(err error) (int, api.Error, bool) {
 		e.Details = []api.Detail{{Message: "the prefix matches several runs", Matches: amb.Matches}}
 	case errors.As(err, &in):
 		e.Code = api.CodeInvalid
-		for _, line := range strings.Split(strings.TrimSpace(errText(in.Err, in.Problem)), "\n") {
-			e.Details = append(e.Details, api.Detail{Pointer: "/" + in.Field, Message: strings.TrimSpace(line)})
+		for _, v := range in.Violations {
+			e.Details = append(e.Details, api.Detail{Pointer: "/" + in.Field + strings.TrimSuffix(v.Pointer, "/"), Message: v.Message})
+		}
+		if in.Violations == nil {
+			e.Details = []api.Detail{{Pointer: "/" + in.Field, Message: errText(in.Err, in.Problem)}}
 		}
 	case errors.As(err, &unk):
 		e.Code = api.CodeInvalid

@@ -111,7 +111,7 @@ func TestErrorClasses(t *testing.T) {
 		{"unknown field", "POST", "/v1/runs/" + id + "/approve", alice, `{"resaon": "typo"}`, 400, "invalid", "/resaon"},
 		{"wrong type", "POST", "/v1/runs/" + id + "/approve", alice, `{"reason": 5}`, 400, "invalid", "/reason"},
 		{"a field of another action", "POST", "/v1/runs/" + id + "/approve", alice, `{"data": {}}`, 400, "invalid", "/data"},
-		{"args against the schema", "POST", "/v1/runs/" + id + "/approve", alice, `{"args": {"service": 5}}`, 400, "invalid", "/args"},
+		{"args against the schema", "POST", "/v1/runs/" + id + "/approve", alice, `{"args": {"service": 5}}`, 400, "invalid", "/args/service"},
 		{"too large", "POST", "/v1/runs/" + id + "/approve", alice, `{"reason": "` + strings.Repeat("x", 2048) + `"}`, 413, "too_large", ""},
 		{"input too large", "POST", "/v1/runs", ralph, `{"agent": "ops", "input": "` + strings.Repeat("x", 600) + `"}`, 413, "too_large", "/input"},
 		{"unknown agent", "POST", "/v1/runs", ralph, `{"agent": "nope", "input": "x"}`, 400, "invalid", "/agent"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -29,9 +30,11 @@ import (
 // apireqMain is the apireq program of the scenarios: one HTTP request
 // to agentctl serve, its body on stdout.
 //
-//	apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... METHOD URL [BODY]
+//	apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] METHOD URL [BODY|@FILE]
 //
 // URL is the server's base URL and a path (with -socket, a path alone).
+// With -events, it reads an event stream's first N events, then hangs
+// up (GET /v1/events never ends by itself). @FILE sends FILE's bytes.
 // It exits 0 when the status is N (default: any 2xx), else 1, saying
 // the status on stderr; 3 when the response is not what the OpenAPI
 // document (api.OpenAPI) says the route answers, whatever its status.
@@ -40,10 +43,11 @@ func apireqMain() int {
 	want := fs.Int("status", 0, "")
 	socket := fs.String("socket", "", "")
 	tok := fs.String("token", "", "")
+	events := fs.Int("events", 0, "")
 	var headers []string
 	fs.Func("H", "", func(s string) error { headers = append(headers, s); return nil })
 	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() < 2 || fs.NArg() > 3 {
-		fmt.Fprintln(os.Stderr, "usage: apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... METHOD URL [BODY]")
+		fmt.Fprintln(os.Stderr, "usage: apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] METHOD URL [BODY]")
 		return 2
 	}
 	url := fs.Arg(1)
@@ -57,6 +61,14 @@ func apireqMain() int {
 	var body io.Reader
 	if fs.NArg() == 3 {
 		body = strings.NewReader(fs.Arg(2))
+		if name, ok := strings.CutPrefix(fs.Arg(2), "@"); ok {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			body = bytes.NewReader(data)
+		}
 	}
 	req, err := http.NewRequest(fs.Arg(0), url, body)
 	if err != nil {
@@ -79,7 +91,7 @@ func apireqMain() int {
 		return 1
 	}
 	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
+	got, err := readBody(resp.Body, *events)
 	os.Stdout.Write(got)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -101,6 +113,32 @@ func apireqMain() int {
 		return 0
 	}
 	return 1
+}
+
+// readBody reads a whole body or, with events > 0, an event stream's
+// first events (each ends at a blank line after its data).
+func readBody(r io.Reader, events int) ([]byte, error) {
+	if events <= 0 {
+		return io.ReadAll(r)
+	}
+	var out bytes.Buffer
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 16<<20)
+	data := false
+	for events > 0 && sc.Scan() {
+		line := sc.Text()
+		out.WriteString(line + "\n")
+		switch {
+		case strings.HasPrefix(line, "data:"):
+			data = true
+		case line == "" && data:
+			data, events = false, events-1
+		}
+	}
+	if events > 0 {
+		return out.Bytes(), fmt.Errorf("the stream ended %d events short: %v", events, sc.Err())
+	}
+	return out.Bytes(), nil
 }
 
 // waitready waits for a server's ready file (serve --ready-file) and
