@@ -142,6 +142,22 @@ func rowsOf(m map[string]map[string]float64) []row {
 		rows = append(rows, row{"`list --status suspended` among 1M runs", fmt.Sprintf("%.0f µs", a), fmt.Sprintf("%.0f µs", f),
 			fmt.Sprintf("%.2f×", r), "≤ 2×", check(r <= 2)})
 	}
+	if a, ok := get("BenchmarkHTTPApprove", "approve-us"); ok {
+		f, _ := get("BenchmarkHTTPApprove", "bare-us")
+		r, _ := get("BenchmarkHTTPApprove", "ratio")
+		rows = append(rows, row{"approval round trip over HTTP, the run completing (mean)", fmt.Sprintf("%.0f µs", a), fmt.Sprintf("%.0f µs (bare handler, one indexed write)", f),
+			fmt.Sprintf("%.2f×", r), "≤ 2×", check(r <= 2)})
+		d, _ := get("BenchmarkHTTPApprove", "detached-us")
+		rd, _ := get("BenchmarkHTTPApprove", "ratio-detached")
+		rows = append(rows, row{"  the decision alone (`detach`: committed, then answered)", fmt.Sprintf("%.0f µs", d), fmt.Sprintf("%.0f µs", f),
+			fmt.Sprintf("%.2f×", rd), "(explains)", ""})
+	}
+	if a, ok := get("BenchmarkHTTPApprovals", "p50-us"); ok {
+		p99, _ := get("BenchmarkHTTPApprovals", "p99-us")
+		m50, _ := get("BenchmarkHTTPApprovals", "middle-p50-us")
+		m99, _ := get("BenchmarkHTTPApprovals", "middle-p99-us")
+		rows = append(rows, row{"`GET /v1/approvals`, 10,000 waiting: first page; page 51 (p50; p99)", fmt.Sprintf("%.0f; %.0f µs / %.0f; %.0f µs", a, p99, m50, m99), "", "", "(report)", ""})
+	}
 	if a, ok := get("BenchmarkBytesPerSuspendedRun", "bytes/run"); ok {
 		rows = append(rows, row{"database bytes per suspended run", fmt.Sprintf("%.0f B", a), "", "", "≤ 2048 B", check(a <= 2048)})
 	}
@@ -194,6 +210,18 @@ targets bound.
   the one indexed SQL query that returns the same rows.
 - **bytes per suspended run**: growth of the database file (WAL
   checkpointed) over 2,000 runs to suspension.
+- **approval over HTTP**: ` + "`POST /v1/runs/{id}/approve`" + ` through agentctl
+  serve's handler (a bearer token looked up, the approver policy, the
+  decision committed, the approved tool run, the model's next turn, the
+  run completed, the run as ` + "`show -o json`" + ` prints it, the request log
+  line formatted) on loopback HTTP with keep-alive, against a bare
+  ` + "`net/http`" + ` handler that decodes the same body and does one UPDATE by
+  primary key on the same SQLite database with the same pragmas,
+  alternately, 500 times each. The decision alone (` + "`\"detach\": true`" + `)
+  alternates with them.
+- **inbox**: ` + "`GET /v1/approvals`" + ` (a page of 100, the default) with 10,000
+  calls waiting for approval, each run copied whole from a real one; the
+  first page and the 51st (by cursor), alternately, 500 times.
 
 Profiles: ` + "`go test -run '^$' -bench '^BenchmarkRunToSuspension$' -cpuprofile cpu.prof ./cmd/agentctl/`" + `
 and ` + "`GODEBUG=inittrace=1 agentctl --help`" + ` for start-up.
