@@ -14,12 +14,13 @@ build:
 	$(GO) build -o $(BIN) ./cmd/agentctl
 
 # gofmt check, vet, then every test (testscript scenarios included) under
-# the race detector.
+# the race detector (cmd/agentctl alone takes about ten minutes on 2 cores,
+# past go test's default timeout).
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 # Benchmarks, each against a floor measured in the same run: prints one
 # table and writes docs/performance.md (method and machine included).
