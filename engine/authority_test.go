@@ -107,3 +107,44 @@ func TestAuthority(t *testing.T) {
 		}
 	}
 }
+
+// A name to act on behalf of that could not name a user (a newline, an
+// escape sequence, a space) is refused before anything is recorded, in a
+// decision and in a message; a message on behalf of another needs a
+// delegate, as a decision does.
+func TestOnBehalfNames(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	g := compile(t, authoritySpec)
+	e := New(db, Config{})
+	v, err := e.Start(ctx, g, StartOptions{Agent: "a", Input: "x", StartedBy: "starter"})
+	if err != nil || v.Status != store.Suspended {
+		t.Fatalf("start: %v %v", v, err)
+	}
+	for _, by := range []string{"mallory)\n  approve  call_1  by alice", "m\r\x1b[2K", "two words", "group:ops"} {
+		_, err := e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, OSUser: "bot", By: by,
+			Auth: &Authority{Delegate: true, Approvers: spec.Approvers{Users: []string{by}}}})
+		if !errors.Is(err, ErrUsage) {
+			t.Errorf("approve as %q: %v, want a usage error", by, err)
+		}
+		if _, err := e.Send(ctx, Message{RunID: v.RunID, Text: "hi", OSUser: "bot", By: by}); !errors.Is(err, ErrUsage) {
+			t.Errorf("send as %q: %v, want a usage error", by, err)
+		}
+	}
+	d, err := e.Detail(ctx, v.RunID)
+	if err != nil || len(d.Decisions) != 0 || d.Status != store.Suspended {
+		t.Fatalf("after refused names: %v decisions, status %s, %v", len(d.Decisions), d.Status, err)
+	}
+	// Send on behalf of another, by one who is no delegate: refused.
+	done, err := e.Start(ctx, compile(t, "version: 1\nmodels: {m: {provider: scripted, turns: [{text: a}, {text: b}]}}\nagents: {c: {model: m}}\n"),
+		StartOptions{Agent: "c", Input: "x"})
+	if err != nil || done.Status != store.Completed {
+		t.Fatalf("start: %v %v", done, err)
+	}
+	if _, err := e.Send(ctx, Message{RunID: done.RunID, Text: "hi", OSUser: "ralph", By: "alice"}); !errors.Is(err, store.ErrForbidden) {
+		t.Fatalf("send as alice by ralph: %v, want ErrForbidden", err)
+	}
+	if _, err := e.Send(ctx, Message{RunID: done.RunID, Text: "hi", OSUser: "bot", By: "alice", Auth: &Authority{Delegate: true}}); err != nil {
+		t.Fatalf("send as alice by a delegate: %v", err)
+	}
+}

@@ -66,6 +66,9 @@ func kind(action store.Action) store.Kind {
 // deciding the same call, exactly one succeeds; the others get a
 // *store.ConflictError.
 func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
+	if err := checkBy(d.By); err != nil {
+		return nil, err
+	}
 	r, t, err := e.touch(ctx, d.RunID)
 	if err != nil {
 		return nil, err

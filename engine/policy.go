@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -125,16 +126,8 @@ func (e *Engine) groupsFor(d Decision) ([]string, error) {
 // check applies the approver policy to a decision on call c of run r
 // (root started by starter): it returns why it is forbidden, or "".
 func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d Decision) string {
-	if d.By != d.OSUser {
-		delegates := append(slices.Clone(g.spec.Policy.Delegates), e.delegates...)
-		if !slices.Contains(delegates, d.OSUser) && (d.Auth == nil || !d.Auth.Delegate) {
-			if d.Auth != nil {
-				return fmt.Sprintf("%s may not decide on behalf of %s: only delegates may (the spec's policy.delegates: %s; the server's delegates role)",
-					d.OSUser, d.By, orNone(g.spec.Policy.Delegates))
-			}
-			return fmt.Sprintf("OS user %s may not decide on behalf of %s: only delegates may (the spec's policy.delegates: %s; the installation's: %s)",
-				d.OSUser, d.By, orNone(g.spec.Policy.Delegates), orNone(e.delegates))
-		}
+	if why := e.onBehalf(g, d.By, d.OSUser, d.Auth); why != "" {
+		return why
 	}
 	a, ok := g.agents[r.Agent]
 	if !ok || d.Action == store.Expire {
@@ -160,6 +153,37 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 		return fmt.Sprintf("%s started run %s and may not approve its calls, in person or --as another (separateDuties)", starter, r.RootID)
 	}
 	return ""
+}
+
+// onBehalf says why osUser may not act for by ("" when by is osUser,
+// or osUser is a delegate of the spec, the installation or the server).
+func (e *Engine) onBehalf(g *Graph, by, osUser string, auth *Authority) string {
+	if by == osUser {
+		return ""
+	}
+	delegates := append(slices.Clone(g.spec.Policy.Delegates), e.delegates...)
+	if slices.Contains(delegates, osUser) || auth != nil && auth.Delegate {
+		return ""
+	}
+	if auth != nil {
+		return fmt.Sprintf("%s may not decide on behalf of %s: only delegates may (the spec's policy.delegates: %s; the server's delegates role)",
+			osUser, by, orNone(g.spec.Policy.Delegates))
+	}
+	return fmt.Sprintf("OS user %s may not decide on behalf of %s: only delegates may (the spec's policy.delegates: %s; the installation's: %s)",
+		osUser, by, orNone(g.spec.Policy.Delegates), orNone(e.delegates))
+}
+
+// checkBy refuses a name given to act on behalf of (--as) that could
+// not name a user: a space, a colon or a control character in it would
+// forge or garble the audit trail's lines.
+func checkBy(by string) error {
+	if by == "" {
+		return nil
+	}
+	if err := names.Check(by); err != nil {
+		return usagef("on behalf of %q: %v: nothing was recorded", by, err)
+	}
+	return nil
 }
 
 // shortcut says why an approval would cut a four-eyes call short: a

@@ -34,6 +34,9 @@ type Message struct {
 // run suspended and says why. Approvals are never granted from text: a
 // call waiting for approval still needs agentctl approve.
 func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
+	if err := checkBy(m.By); err != nil {
+		return nil, err
+	}
 	r, t, err := e.touch(ctx, m.RunID)
 	if err != nil {
 		return nil, err
@@ -66,6 +69,10 @@ func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
 		if why := e.check(g, r, r.StartedBy, target, d); why != "" {
 			return nil, e.refuse(ctx, r, []*store.Call{target}, d, why)
 		}
+	}
+	// Any other message on behalf of another is a delegate's too.
+	if why := e.onBehalf(g, m.By, m.OSUser, m.Auth); why != "" {
+		return nil, fmt.Errorf("send to run %s: %s: %w", r.ID, why, store.ErrForbidden)
 	}
 	if err := e.store.Claim(ctx, e.lease, r.ID, store.Suspended, store.Completed); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/internal/duration"
+	"github.com/agentctl/agentctl/internal/names"
 )
 
 // waitOf reads ?wait=: how long a request waits for its run to come to
@@ -25,6 +26,17 @@ func (s *Server) waitOf(r *http.Request) (time.Duration, error) {
 		return 0, invalid(fmt.Sprintf("wait %q: want a duration such as 30s", v), api.Detail{Pointer: "/wait", Message: "not a duration"})
 	}
 	return min(d, s.cfg.wait[1]), nil
+}
+
+// checkAs refuses an "as" that could not name a user (names.Check).
+func checkAs(as string) error {
+	if as == "" {
+		return nil
+	}
+	if err := names.Check(as); err != nil {
+		return invalid(fmt.Sprintf("as %q: %v", as, err), api.Detail{Pointer: "/as", Message: err.Error()})
+	}
+	return nil
 }
 
 // op is what a request asks the engine to do: it calls committed with the
@@ -129,7 +141,10 @@ func (s *Server) decide(action store.Action) handler {
 			field{"output", len(req.Output)}); err != nil {
 			return err
 		}
-		id, err := s.resolve(r.Context(), r.PathValue("id"))
+		if err := checkAs(req.As); err != nil {
+			return err
+		}
+		id, err := s.resolve(r, p)
 		if err != nil {
 			return err
 		}

@@ -96,8 +96,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, f store.FeedFilt
 }
 
 // runEvents is GET /v1/runs/{id}/events.
-func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, _ *Principal) error {
-	id, err := s.resolve(r.Context(), r.PathValue("id"))
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := s.resolve(r, p)
 	if err != nil {
 		return err
 	}

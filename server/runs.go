@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -22,7 +23,8 @@ const (
 
 // resolve checks a run id prefix and returns the full id of the one run
 // it names: 404 when none does, 400 with the matches when several do.
-func (s *Server) resolve(ctx context.Context, prefix string) (string, error) {
+func (s *Server) resolve(r *http.Request, who *Principal) (string, error) {
+	ctx, prefix := r.Context(), r.PathValue("id")
 	p := strings.ToUpper(prefix)
 	if p == "" || len(p) > 26 || strings.Trim(p, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") != "" {
 		return "", invalid(fmt.Sprintf("invalid run id %q: run ids are 26 characters of 0-9 and A-Z (no I, L, O, U); any unique prefix works", prefix),
@@ -34,7 +36,14 @@ func (s *Server) resolve(ctx context.Context, prefix string) (string, error) {
 		}
 		return p, nil
 	}
-	return s.eng.Resolve(ctx, p)
+	id, err := s.eng.Resolve(ctx, p)
+	var amb *store.AmbiguousError
+	if errors.As(err, &amb) && !s.has(who, RoleReader) {
+		// Only readers learn which runs there are.
+		return "", &apiError{body: api.Error{Code: api.CodeInvalid, Message: fmt.Sprintf("run id prefix %q matches several runs", prefix),
+			Hint: "give more of the run id"}}
+	}
+	return id, err
 }
 
 // limitOf reads ?limit=.
@@ -99,9 +108,9 @@ type withTree struct {
 
 // getRun is GET /v1/runs/{id}: the run as show -o json prints it;
 // ?tree=true adds the runs under it, nested.
-func (s *Server) getRun(w http.ResponseWriter, r *http.Request, _ *Principal) error {
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p *Principal) error {
 	ctx := r.Context()
-	id, err := s.resolve(ctx, r.PathValue("id"))
+	id, err := s.resolve(r, p)
 	if err != nil {
 		return err
 	}
@@ -218,12 +227,12 @@ func (s *Server) graphFor(text string) (*engine.Graph, error) {
 }
 
 // continueRun is POST /v1/runs/{id}/continue.
-func (s *Server) continueRun(w http.ResponseWriter, r *http.Request, _ *Principal) error {
+func (s *Server) continueRun(w http.ResponseWriter, r *http.Request, p *Principal) error {
 	var req struct{}
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	id, err := s.resolve(r.Context(), r.PathValue("id"))
+	id, err := s.resolve(r, p)
 	if err != nil {
 		return err
 	}
@@ -253,7 +262,10 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, p *Principal) erro
 	if err := s.checkSizes(0, field{"text", len(req.Text)}); err != nil {
 		return err
 	}
-	id, err := s.resolve(r.Context(), r.PathValue("id"))
+	if err := checkAs(req.As); err != nil {
+		return err
+	}
+	id, err := s.resolve(r, p)
 	if err != nil {
 		return err
 	}

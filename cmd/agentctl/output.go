@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -278,11 +281,29 @@ func statusExit(s store.Status) error {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// oneLine shortens text for a table cell.
+// oneLine shortens text for a table cell: one line, control characters
+// escaped (\x1b: a stored reason or name cannot drive the terminal or
+// forge a line), at most max bytes.
 func oneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		var b strings.Builder
+		for _, r := range s {
+			if unicode.IsControl(r) {
+				q := strconv.QuoteRune(r)
+				b.WriteString(q[1 : len(q)-1])
+				continue
+			}
+			b.WriteRune(r)
+		}
+		s = b.String()
+	}
 	if len(s) > max {
-		s = s[:max-1] + "…"
+		cut := max - 1
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }

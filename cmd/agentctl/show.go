@@ -144,9 +144,13 @@ func printDetail(a *app, d *engine.RunDetail) {
 	if len(d.Decisions) > 0 {
 		fmt.Fprintln(w, "\ndecisions")
 		for _, x := range d.Decisions {
-			by := x.By
-			if x.OSUser != x.By {
-				by += " (as OS user " + x.OSUser + ")"
+			by := oneLine(x.By, 200)
+			switch {
+			case x.OSUser == x.By:
+			case x.Via != "": // a server's principal, who need not be an OS user
+				by += " (as " + oneLine(x.OSUser, 200) + ", by " + x.Via + ")"
+			default:
+				by += " (as OS user " + oneLine(x.OSUser, 200) + ")"
 			}
 			fmt.Fprintf(w, "  %s  %s  %s  by %s", stamp(x.At), x.Action, x.CallID, by)
 			if x.Reason != "" {

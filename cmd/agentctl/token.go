@@ -6,14 +6,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/internal/duration"
+	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/token"
 )
 
@@ -122,29 +121,8 @@ func newToken(user, groups string, groupsGiven bool, expires time.Duration) (*st
 	return &store.Token{User: user, Groups: gs, CreatedAt: now, ExpiresAt: now.Add(expires)}, nil
 }
 
-// checkName checks a user or group name: not empty, no spaces, commas,
-// colons (roles write groups as group:NAME) or control characters.
-func checkName(s string) error {
-	switch {
-	case s == "":
-		return errors.New("empty name")
-	case !utf8.ValidString(s):
-		return errors.New("not UTF-8")
-	case len(s) > 128:
-		return errors.New("longer than 128 bytes")
-	}
-	for _, r := range s {
-		switch {
-		case unicode.IsSpace(r):
-			return errors.New("a name has no spaces")
-		case unicode.IsControl(r) || !unicode.IsPrint(r):
-			return errors.New("a name has no control characters")
-		case r == ',' || r == ':':
-			return fmt.Errorf("a name has no %q", r)
-		}
-	}
-	return nil
-}
+// checkName checks a user or group name (names.Check).
+func checkName(s string) error { return names.Check(s) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
