@@ -93,6 +93,9 @@ func errorBody(err error) (int, api.Error, bool) {
 		e.Details = []api.Detail{{Pointer: "/" + unk.What, Message: unk.Error()}}
 	case errors.As(err, &intr):
 		e.Code, e.Message, e.Hint = api.CodeUnavailable, "the server is stopping: "+err.Error(), "the run is checkpointed; it goes on when a server or worker takes it"
+	case errors.Is(err, store.ErrBadCursor):
+		e.Code, e.Hint = api.CodeInvalid, "pass a cursor this server returned as next, or none for the first page"
+		e.Details = []api.Detail{{Pointer: "/cursor", Message: "bad cursor"}}
 	case errors.Is(err, store.ErrUnavailable):
 		e.Code = api.CodeUnavailable
 	case errors.Is(err, store.ErrForbidden):

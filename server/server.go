@@ -227,16 +227,18 @@ func (s *Server) route(pattern, need string, h handler) {
 		info.route = pattern
 		r.Header.Del("Cookie") // /v1 never takes a browser's ambient credentials
 		// Failed authentications spend a bucket of their own, per address:
-		// guessing is rate limited before any lookup.
+		// once it is spent, a failure answers 429, and guessing goes no
+		// faster. A valid token from the same address still passes: a
+		// guesser there does not lock out the others behind it (a proxy,
+		// every local user on loopback).
 		failed := failedKey(r)
-		if s.limit.spent(failed) {
-			s.writeError(w, r, errRateLimited)
-			return
-		}
 		p, err := s.authenticate(r)
 		if err != nil {
 			var ae *authError
 			if errors.As(err, &ae) {
+				if s.limit.spent(failed) {
+					err = errRateLimited
+				}
 				s.limit.bucket(failed).Allow()
 			}
 			s.writeError(w, r, err)

@@ -311,6 +311,10 @@ func TestRateLimit(t *testing.T) {
 	if r := e.do("GET", "/v1/runs", "agt_guess", nil); r.code != 429 {
 		t.Fatalf("a guess over the rate: %d", r.code)
 	}
+	// A valid token from the same address is not locked out.
+	if r := e.do("GET", "/v1/whoami", e.token("bob", nil, time.Hour, false), nil); r.code != 200 {
+		t.Fatalf("a valid token after the guesses: %d %s", r.code, r.body)
+	}
 }
 
 // With ?wait=0 a decision answers 202 once it is committed, and the
