@@ -91,7 +91,9 @@ func (s *Server) whoami(w http.ResponseWriter, _ *http.Request, p *Principal) er
 
 // events serves an event stream through the Events hook.
 func (s *Server) events(w http.ResponseWriter, r *http.Request, f store.FeedFilter) error {
-	s.opts.Events(w, r, f)
+	ctx, cancel := s.whileValid(r.Context(), infoOf(r).principal)
+	defer cancel()
+	s.opts.Events(w, r.WithContext(ctx), f)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/token"
 )
 
 // The hooks of the other packages: metrics, the per-request observer
@@ -182,5 +184,38 @@ func TestRequestID(t *testing.T) {
 	resp.Body.Close()
 	if id := resp.Header.Get("X-Request-Id"); id == "" || strings.ContainsAny(id, " \t") {
 		t.Fatalf("request id %q", id)
+	}
+}
+
+// An event stream lasts no longer than the token it was opened with:
+// revoked while it is open, the stream ends at the next look; expired,
+// at once.
+func TestStreamEndsWithToken(t *testing.T) {
+	e := newEnv(t, testRoles, func(o *Options) { o.TokenRecheck = 20 * time.Millisecond })
+	for _, tc := range []struct {
+		name    string
+		expires time.Duration
+		revoke  bool
+	}{{"revoked", time.Hour, true}, {"expired", 300 * time.Millisecond, false}} {
+		secret := e.token("rita", nil, tc.expires, false)
+		req, _ := http.NewRequest("GET", e.http.URL+"/v1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		resp, err := e.http.Client().Do(req) // the stream is open: its headers came
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: open the stream: %v %v", tc.name, resp, err)
+		}
+		if tc.revoke {
+			e.db.mu.Lock()
+			e.db.tokens[token.Hash(secret)].RevokedAt = time.Now()
+			e.db.mu.Unlock()
+		}
+		ended := make(chan error, 1)
+		go func() { _, err := io.Copy(io.Discard, resp.Body); ended <- err }()
+		select {
+		case <-ended:
+			resp.Body.Close()
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the stream is still open after 30s", tc.name)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -29,6 +30,9 @@ type Principal struct {
 	Name   string
 	Groups []string // a token's, the OS's for a socket peer; none for a proxy's user
 	Via    string
+
+	hash    [32]byte  // a token's hash, to look it up again (Via token)
+	expires time.Time // a token's expiry (Via token)
 }
 
 // peer is the process at the other end of a Unix socket connection.
@@ -137,7 +141,35 @@ func (s *Server) bearer(ctx context.Context, auth string) (*Principal, error) {
 	if !token.Equal(t.Hash, hash) || !t.RevokedAt.IsZero() || !now.Before(t.ExpiresAt) {
 		return nil, errBadToken
 	}
-	return &Principal{Name: t.User, Groups: slices.Clone(t.Groups), Via: ViaToken}, nil
+	return &Principal{Name: t.User, Groups: slices.Clone(t.Groups), Via: ViaToken, hash: hash, expires: t.ExpiresAt}, nil
+}
+
+// whileValid returns a context that ends when p's token expires or, as
+// a look every TokenRecheck finds, is revoked or gone; for a principal
+// of the socket or the proxy, ctx itself. A long request (an event
+// stream) lasts no longer than the credentials it was opened with.
+func (s *Server) whileValid(ctx context.Context, p *Principal) (context.Context, context.CancelFunc) {
+	if p.Via != ViaToken {
+		return context.WithCancel(ctx)
+	}
+	ctx, cancel := context.WithDeadline(ctx, p.expires)
+	go func() {
+		t := time.NewTicker(s.opts.TokenRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			tok, err := s.store.TokenByHash(ctx, p.hash)
+			if errors.Is(err, store.ErrNotFound) || err == nil && !tok.RevokedAt.IsZero() {
+				cancel()
+				return
+			}
+		}
+	}()
+	return ctx, cancel
 }
 
 // proxyHeader is the configured proxy header, or "".

@@ -49,6 +49,10 @@ type Options struct {
 	// EventsPoll (agentctl serve wakes its streams on PostgreSQL's
 	// notifications instead).
 	Events func(w http.ResponseWriter, r *http.Request, f store.FeedFilter)
+	// TokenRecheck is how often an event stream opened with a token
+	// looks the token up again: one revoked meanwhile ends the stream
+	// (one that expires ends it at once). Default 10s.
+	TokenRecheck time.Duration
 }
 
 // EventsPoll is how often the default event streams look at the feed.
@@ -86,6 +90,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.TokenRecheck <= 0 {
+		o.TokenRecheck = 10 * time.Second
 	}
 	if o.OpenAPI == nil {
 		o.OpenAPI = api.OpenAPI()
