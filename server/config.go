@@ -333,6 +333,21 @@ func (c *Config) checkProxy(p *checker, n *yaml.Node) {
 	}
 }
 
+// CheckOwnAddresses refuses trusted proxy networks that hold one of
+// own, the host's addresses: a local user connecting to the host's own
+// address arrives from it, and could forge the header as from loopback.
+func (c *Config) CheckOwnAddresses(own []netip.Addr) error {
+	for _, pfx := range c.trusted {
+		for _, a := range own {
+			if a = a.Unmap(); pfx.Contains(a) && !a.IsLoopback() {
+				return fmt.Errorf("trustProxyHeader.from: %s includes %s, an address of this host, from which any local user could forge the header; name the proxy's own addresses (such as %s/%d for one)",
+					pfx, a, pfx.Addr(), pfx.Addr().BitLen())
+			}
+		}
+	}
+	return nil
+}
+
 // role returns a role's list by its key.
 func (c *Config) role(key string) []string {
 	switch key {

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +50,22 @@ func TestServeTLSAndStop(t *testing.T) {
 	}
 	if _, err := certs.Client().Get(url + "/healthz"); err == nil {
 		t.Fatal("still serving after stop")
+	}
+}
+
+// A trusted proxy network that holds one of the host's own addresses is
+// refused: a local user connecting to that address would arrive from it.
+func TestCheckOwnAddresses(t *testing.T) {
+	cfg, err := ParseConfig("c.yaml", []byte("trustProxyHeader: {header: X-Forwarded-User, from: [10.0.4.0/24, 192.0.2.7]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::ffff:10.0.4.20")}
+	err = cfg.CheckOwnAddresses(own)
+	if err == nil || !strings.Contains(err.Error(), "10.0.4.0/24 includes 10.0.4.20, an address of this host") {
+		t.Fatalf("a network with the host's address: %v", err)
+	}
+	if err := cfg.CheckOwnAddresses([]netip.Addr{netip.MustParseAddr("10.0.5.1"), netip.MustParseAddr("127.0.0.1")}); err != nil {
+		t.Fatalf("networks without the host's addresses: %v", err)
 	}
 }

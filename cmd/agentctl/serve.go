@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -125,10 +126,27 @@ func serveConfig(f serveFlags, flagged func(string) bool, warn io.Writer) (*serv
 	if cfg.Listen == "" && cfg.Socket == "" {
 		return nil, usageErr(errors.New("serve: nothing to serve on: set listen or socket in the configuration, or pass --listen or --socket"))
 	}
+	if err := cfg.CheckOwnAddresses(hostAddrs()); err != nil {
+		return nil, usageErr(fmt.Errorf("%s: %w", path, err))
+	}
 	if err := server.CheckListen(cfg.Listen, cfg.TLS.Cert != "", f.insecure); err != nil {
 		return nil, usageErr(fmt.Errorf("%w; serve HTTPS (--tls-cert, --tls-key), or pass --insecure-listen behind a TLS-terminating proxy", err))
 	}
 	return cfg, nil
+}
+
+// hostAddrs lists the addresses of this host's interfaces.
+func hostAddrs() []netip.Addr {
+	addrs, _ := net.InterfaceAddrs()
+	var out []netip.Addr
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, ip)
+			}
+		}
+	}
+	return out
 }
 
 // serve runs the server until a signal stops it.
@@ -144,6 +162,11 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	db, err := a.store(ctx)
 	if err != nil {
 		return err
+	}
+	if path, err := dbPath(a.dbPath); err == nil && !backend.IsPostgres(path) {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(a.stderr, "note: the database %s may be read or written by others (%s): whoever can read it reads every run, whoever can write it forges decisions; chmod 600 it (and its -wal, -shm) for the server's user alone\n", path, fi.Mode().Perm())
+		}
 	}
 	ss, ok := any(db).(store.ServerStore)
 	if !ok {
