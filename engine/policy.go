@@ -57,9 +57,12 @@ func groupsOf(name string) ([]string, error) {
 type Authority struct {
 	// Groups are the authenticated principal's (OSUser's) groups, such as
 	// a token's: authoritative for a decision in its own name, for which
-	// the OS groups of a same-named account are not looked up. Deciding
-	// on behalf of another, that one's OS groups count.
+	// the OS groups of a same-named account are not looked up.
 	Groups []string
+	// GroupsOf, when set, gives the groups of one decided for (--as) as
+	// the server knows them (its tokens'); ok false: the server does not
+	// know the name, and its OS groups count.
+	GroupsOf func(name string) (groups []string, ok bool)
 	// Approvers may decide the calls whose spec names no approvers (the
 	// server's approvers role); empty, nobody may.
 	Approvers spec.Approvers
@@ -115,10 +118,16 @@ func (e *Engine) allows(a spec.Approvers, d Decision) (bool, string) {
 }
 
 // groupsFor returns the groups of the one d decides for: a server's
-// principal's own, else the OS's.
+// principal's own, the server's word for another it knows, else the
+// OS's.
 func (e *Engine) groupsFor(d Decision) ([]string, error) {
 	if d.Auth != nil && d.By == d.OSUser {
 		return d.Auth.Groups, nil
+	}
+	if d.Auth != nil && d.Auth.GroupsOf != nil {
+		if gs, ok := d.Auth.GroupsOf(d.By); ok {
+			return gs, nil
+		}
 	}
 	return e.groups(d.By)
 }

@@ -158,7 +158,7 @@ func (s *Server) decide(action store.Action) handler {
 		}
 		d := engine.Decision{RunID: id, CallID: req.Call, All: req.All, Action: action, By: by, OSUser: p.Name,
 			Reason: req.Reason, Args: req.Args, Always: req.Always, Data: req.Data, Output: req.Output, Failed: req.Failed,
-			Detach: req.Detach, Auth: s.roles.authority(p)}
+			Detach: req.Detach, Auth: s.authority(r.Context(), p)}
 		_, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 			d.Recorded = func() { committed(id) }
 			v, err := s.eng.Decide(ctx, d)

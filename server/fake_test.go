@@ -77,7 +77,16 @@ func (f *fakeStore) List(ctx context.Context, lf store.Filter) ([]*store.Run, er
 	return runs, nil
 }
 
-func (f *fakeStore) Tokens(context.Context) ([]*store.Token, error) { return nil, nil }
+func (f *fakeStore) Tokens(context.Context) ([]*store.Token, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*store.Token
+	for _, t := range f.tokens {
+		c := *t
+		out = append(out, &c)
+	}
+	return out, nil
+}
 
 func (f *fakeStore) RevokeToken(context.Context, string, time.Time) (*store.Token, error) {
 	return nil, store.ErrNotFound

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -86,4 +87,45 @@ func (rs roles) authority(p *Principal) *engine.Authority {
 		Delegate:  rs.delegates.has(p),
 		Via:       p.Via,
 	}
+}
+
+// authority is what the engine needs of p for a request: the roles',
+// and the groups of those p may act for, from the server's tokens.
+func (s *Server) authority(ctx context.Context, p *Principal) *engine.Authority {
+	a := s.roles.authority(p)
+	ctx = context.WithoutCancel(ctx) // the engine may ask after the client has gone
+	a.GroupsOf = func(name string) ([]string, bool) { return s.tokenGroups(ctx, name) }
+	return a
+}
+
+// tokenGroups is what the server knows of a user's groups: those of the
+// user's live tokens. ok is false only when no token ever named the user
+// (the server does not know the name); a store that cannot say counts
+// as knowing no groups. A delegate deciding as a token user is judged by
+// the groups the user's tokens were given, never by an OS account of the
+// same name.
+func (s *Server) tokenGroups(ctx context.Context, name string) ([]string, bool) {
+	toks, err := s.store.Tokens(ctx)
+	if err != nil {
+		s.log.Warn("groups of a user: tokens unreadable", "user", name, "err", err.Error())
+		return nil, true
+	}
+	var gs []string
+	known := false
+	now := s.now()
+	for _, t := range toks {
+		if t.User != name {
+			continue
+		}
+		known = true
+		if !t.RevokedAt.IsZero() || !now.Before(t.ExpiresAt) {
+			continue
+		}
+		for _, g := range t.Groups {
+			if !slices.Contains(gs, g) {
+				gs = append(gs, g)
+			}
+		}
+	}
+	return gs, known
 }

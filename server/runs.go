@@ -273,7 +273,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, p *Principal) erro
 	if err != nil {
 		return err
 	}
-	m := engine.Message{RunID: id, Text: req.Text, By: req.As, OSUser: p.Name, Auth: s.roles.authority(p)}
+	m := engine.Message{RunID: id, Text: req.Text, By: req.As, OSUser: p.Name, Auth: s.authority(r.Context(), p)}
 	_, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 		m.Recorded = func() { committed(id) }
 		return s.eng.Send(ctx, m)

@@ -430,4 +430,18 @@ func TestDelegateAs(t *testing.T) {
       "osUser": "bot"`) {
 		t.Fatalf("decisions: %s", r.body)
 	}
+	// As a token user, the groups of the user's tokens count (dana is in
+	// sre by hers); as a name the server has no token of, the OS's (root
+	// is in no group sre); as one whose tokens are all revoked, none.
+	e.token("dana", []string{"sre"}, time.Hour, false)
+	e.token("ed", []string{"sre"}, time.Hour, true)
+	for _, c := range []struct {
+		as   string
+		code int
+	}{{"dana", 200}, {"root", 403}, {"ed", 403}} {
+		id := e.startRun(ralph)
+		if r := e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": c.as}); r.code != c.code {
+			t.Errorf("the bot as %s: %d %s; want %d", c.as, r.code, r.body, c.code)
+		}
+	}
 }
