@@ -39,8 +39,9 @@ type WaitingFilter struct {
 	Limit int    // at most this many; 0: the store's default (100)
 }
 
-// WaitingCall is a call waiting for a human, with its run and where the
-// next page starts.
+// WaitingCall is a call waiting for a human, with its run (without its
+// State: the inbox needs none of the conversation) and where the next
+// page starts.
 type WaitingCall struct {
 	Call   *Call
 	Run    *Run

@@ -146,7 +146,7 @@ func (s *DB) Waiting(ctx context.Context, f store.WaitingFilter) ([]store.Waitin
 	// CROSS JOIN keeps SQLite walking calls_waiting in order (it would
 	// rather start from the runs of an agent, then sort); PostgreSQL
 	// plans it as any join.
-	q := `SELECT ` + qualify(callCols, "c") + `, ` + qualify(runCols, "r") + ` FROM calls c CROSS JOIN runs r
+	q := `SELECT ` + qualify(callCols, "c") + `, ` + waitingRunCols + ` FROM calls c CROSS JOIN runs r
 		WHERE r.id = c.run_id AND ` + strings.Join(where, ` AND `) + ` ORDER BY c.created_at, c.run_id, c.seq LIMIT ?`
 	rows, err := s.query(ctx, q, append(args, limit)...)
 	if err != nil {
@@ -167,6 +167,10 @@ func (s *DB) Waiting(ctx context.Context, f store.WaitingFilter) ([]store.Waitin
 	}
 	return out, nil
 }
+
+// waitingRunCols are the run's columns the inbox reads: all but its
+// state (the conversation, the largest by far), which it needs not.
+var waitingRunCols = strings.Replace(qualify(runCols, "r"), "r.state", "''", 1)
 
 // scanCallRun reads a row of a call's columns followed by its run's, in
 // one Scan: scanCall's Scan runs scanRun, whose Scan reads the row.
