@@ -54,6 +54,7 @@ type Client struct {
 // in a URL, and never over plain http to a host other than loopback.
 func New(server, token string) (*Client, error) {
 	c := &Client{server: server}
+	token = strings.TrimSpace(token) // as read from a file, with its newline
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		TLSHandshakeTimeout:   dialTimeout,
@@ -224,9 +225,26 @@ func (c *Client) sendOnce(ctx context.Context, r request) (*http.Response, conte
 	if resp.StatusCode/100 != 2 {
 		defer cancel()
 		defer resp.Body.Close()
-		return nil, nil, readError(resp)
+		return nil, nil, c.hinted(readError(resp))
 	}
 	return resp, cancel, nil
+}
+
+// hinted words a refusal of the client's credentials (401) as the CLI's
+// user sets them: AGENTCTL_TOKEN.
+func (c *Client) hinted(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.API.Code != api.CodeUnauthenticated {
+		return err
+	}
+	switch {
+	case c.base.Host == "agentctl" && c.token == "": // the socket
+	case c.token == "":
+		e.API.Hint = "set AGENTCTL_TOKEN to a token from agentctl token create (the server's administrator makes them), or connect to the server's socket (--server unix:PATH)"
+	default:
+		e.API.Hint = "AGENTCTL_TOKEN is not a valid token: mistyped, expired or revoked (agentctl token list shows yours); ask the server's administrator for a new one"
+	}
+	return err
 }
 
 // do makes a request and decodes a 2xx answer's JSON into out (when not

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -99,6 +100,30 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
+// jsonKind names what JSON a Go type decodes from: an object, a
+// string, ... (never a Go type's name).
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 { // json.RawMessage: any JSON
+			return "a JSON value"
+		}
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.Kind().String()
+}
+
 // jsonError turns a decoding error into a 400 with a JSON pointer.
 func jsonError(err error) error {
 	var te *json.UnmarshalTypeError
@@ -106,7 +131,7 @@ func jsonError(err error) error {
 	switch {
 	case errors.As(err, &te):
 		ptr := "/" + strings.ReplaceAll(te.Field, ".", "/")
-		return invalid("invalid request body", api.Detail{Pointer: ptr, Message: fmt.Sprintf("want %s, not %s", te.Type, te.Value)})
+		return invalid("invalid request body", api.Detail{Pointer: ptr, Message: fmt.Sprintf("want %s, not %s", jsonKind(te.Type), te.Value)})
 	case errors.As(err, &se):
 		return invalid("invalid request body", api.Detail{Message: fmt.Sprintf("not JSON at byte %d: %v", se.Offset, se)})
 	}
