@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -194,9 +195,20 @@ var (
 	kinds    = []store.Kind{store.KindApproval, store.KindSuspend, store.KindInterrupted}
 )
 
-// storeCollector reads the store's counts at each scrape.
+// statsTTL is how long a read of the store's counts serves scrapes: a
+// flood of scrapes (GET /metrics needs no credentials) reads the store
+// once a second at most.
+const statsTTL = time.Second
+
+// storeCollector reads the store's counts at scrape time.
 type storeCollector struct {
-	opts    Options
+	opts Options
+
+	mu      sync.Mutex // serialises reads; guards last, lastErr and at
+	last    store.Stats
+	lastErr error
+	at      time.Time // zero: never read
+
 	up      *prometheus.Desc
 	runs    *prometheus.Desc
 	waiting *prometheus.Desc
@@ -214,6 +226,21 @@ func newStoreCollector(opts Options) *storeCollector {
 	}
 }
 
+// stats reads the store's counts, or returns what a read less than
+// statsTTL ago gave (a failure too).
+func (c *storeCollector) stats() (store.Stats, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := c.opts.Now(); !c.at.IsZero() && now.Sub(c.at) < statsTTL && !now.Before(c.at) {
+		return c.last, c.lastErr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.StatsTimeout)
+	defer cancel()
+	c.last, c.lastErr = c.opts.Stats(ctx)
+	c.at = c.opts.Now()
+	return c.last, c.lastErr
+}
+
 // Describe implements prometheus.Collector.
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.up
@@ -225,9 +252,7 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector: one read of the store,
 // bounded by StatsTimeout.
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.StatsTimeout)
-	defer cancel()
-	st, err := c.opts.Stats(ctx)
+	st, err := c.stats()
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0)
 		return

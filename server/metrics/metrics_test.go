@@ -196,3 +196,24 @@ func sampleCount(t *testing.T, m *Metrics, name string, labels []string) int {
 	}
 	return 0
 }
+
+// A flood of scrapes reads the store once a second at most.
+func TestStatsReadOncePerSecond(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	reads := 0
+	m := New(Options{Now: func() time.Time { return now }, Stats: func(context.Context) (store.Stats, error) {
+		reads++
+		return store.Stats{}, nil
+	}})
+	for range 5 {
+		scrape(t, m)
+	}
+	if reads != 1 {
+		t.Fatalf("5 scrapes within a second read the store %d times, want 1", reads)
+	}
+	now = now.Add(1500 * time.Millisecond)
+	scrape(t, m)
+	if reads != 2 {
+		t.Fatalf("a scrape 1.5s later: %d reads, want 2", reads)
+	}
+}
