@@ -82,6 +82,10 @@ func errorBody(err error) (int, api.Error, bool) {
 		e.Details = []api.Detail{{Message: "the prefix matches several runs", Matches: amb.Matches}}
 	case errors.As(err, &in):
 		e.Code = api.CodeInvalid
+		if in.Violations != nil { // each is a detail: the message does not repeat them
+			schema := map[string]string{engine.InputArgs: "input", engine.InputData: "resume"}[in.Field]
+			e.Message = fmt.Sprintf("%s for call %s (%s) break its %s schema", in.Field, in.CallID, in.Tool, schema)
+		}
 		for _, v := range in.Violations {
 			e.Details = append(e.Details, api.Detail{Pointer: "/" + in.Field + strings.TrimSuffix(v.Pointer, "/"), Message: v.Message})
 		}
