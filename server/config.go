@@ -338,6 +338,9 @@ func (c *Config) checkProxy(p *checker, n *yaml.Node) {
 // address arrives from it, and could forge the header as from loopback.
 func (c *Config) CheckOwnAddresses(own []netip.Addr) error {
 	for _, pfx := range c.trusted {
+		if a := pfx.Addr(); a.Is4In6() && pfx.Bits() >= 96 { // ::ffff:a.b.c.d/N is a.b.c.d/N-96
+			pfx = netip.PrefixFrom(a.Unmap(), pfx.Bits()-96)
+		}
 		for _, a := range own {
 			if a = a.Unmap(); pfx.Contains(a) && !a.IsLoopback() {
 				return fmt.Errorf("trustProxyHeader.from: %s includes %s, an address of this host, from which any local user could forge the header; name the proxy's own addresses (such as %s/%d for one)",

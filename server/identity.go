@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/token"
 )
 
@@ -93,7 +93,7 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 	}
 	if fromProxy != "" {
 		name := strings.TrimSpace(fromProxy)
-		if name == "" || len(name) > 256 || strings.IndexFunc(name, unicode.IsControl) >= 0 || strings.HasPrefix(name, "group:") {
+		if names.Check(name) != nil || strings.Contains(name, token.Prefix) {
 			return nil, &authError{msg: "the proxy's user header does not hold a user name"}
 		}
 		return &Principal{Name: name, Via: ViaProxy}, nil

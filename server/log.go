@@ -84,8 +84,9 @@ func (s *Server) logged(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &reqInfo{id: r.Header.Get("X-Request-Id")}
-		// An id that holds a token (pasted by mistake) is never logged.
-		if !saneID.MatchString(info.id) || strings.Contains(info.id, token.Prefix) {
+		// An id that may hold a token (pasted by mistake, in any case or
+		// with any separator) is never logged.
+		if !saneID.MatchString(info.id) || strings.Contains(strings.ToLower(info.id), strings.TrimSuffix(token.Prefix, "_")) {
 			var b [8]byte
 			rand.Read(b[:])
 			info.id = hex.EncodeToString(b[:])

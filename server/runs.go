@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -36,14 +35,13 @@ func (s *Server) resolve(r *http.Request, who *Principal) (string, error) {
 		}
 		return p, nil
 	}
-	id, err := s.eng.Resolve(ctx, p)
-	var amb *store.AmbiguousError
-	if errors.As(err, &amb) && !s.has(who, RoleReader) {
-		// Only readers learn which runs there are.
-		return "", &apiError{body: api.Error{Code: api.CodeInvalid, Message: fmt.Sprintf("run id prefix %q matches several runs", prefix),
-			Hint: "give more of the run id"}}
+	if !s.has(who, RoleReader) {
+		// Prefixes are for readers: answered for anyone, they would let
+		// a caller without a role find every run id by search.
+		return "", invalid(fmt.Sprintf("run id %q: give the whole run id (26 characters): prefixes are for readers", prefix),
+			api.Detail{Pointer: "/id", Message: "a prefix"})
 	}
-	return id, err
+	return s.eng.Resolve(ctx, p)
 }
 
 // limitOf reads ?limit=.

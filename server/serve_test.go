@@ -65,6 +65,13 @@ func TestCheckOwnAddresses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "10.0.4.0/24 includes 10.0.4.20, an address of this host") {
 		t.Fatalf("a network with the host's address: %v", err)
 	}
+	mapped, err := ParseConfig("c.yaml", []byte("trustProxyHeader: {header: X-Forwarded-User, from: [\"::ffff:10.0.4.20/128\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mapped.CheckOwnAddresses(own); err == nil {
+		t.Fatal("the host's address written as IPv4-mapped IPv6 passes")
+	}
 	if err := cfg.CheckOwnAddresses([]netip.Addr{netip.MustParseAddr("10.0.5.1"), netip.MustParseAddr("127.0.0.1")}); err != nil {
 		t.Fatalf("networks without the host's addresses: %v", err)
 	}

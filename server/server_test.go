@@ -278,6 +278,13 @@ func TestProxyHeader(t *testing.T) {
 	if w := req("POST", path, "10.1.3.4:5000", "{}", map[string]string{"Content-Type": "application/json", "Origin": "https://evil.example"}); w.Code != 403 {
 		t.Fatalf("a cross-site post through the proxy: %d %s", w.Code, w.Body)
 	}
+	// A header that holds no user name (which would reach the audit
+	// trail as it is) is refused.
+	for _, name := range []string{"al ice", "a:b", "a\u202eb", "\xff", "agt_x", strings.Repeat("a", 200)} {
+		if w := req("GET", "/v1/whoami", "10.1.3.4:5000", "", map[string]string{"X-Forwarded-User": name}); w.Code != 401 {
+			t.Errorf("the proxy's user %q: %d %s", name, w.Code, w.Body)
+		}
+	}
 	w = req("POST", path, "10.1.3.4:5000", "{}", map[string]string{"Content-Type": "application/json", "Origin": "http://example.com"})
 	if w.Code != 200 {
 		t.Fatalf("a same-origin post through the proxy: %d %s", w.Code, w.Body)

@@ -68,7 +68,7 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 		printHints(w, v, short)
 	case store.Completed:
 		if v.Output != "" {
-			fmt.Fprintln(w, v.Output)
+			fmt.Fprintln(w, escaped(v.Output, true))
 		}
 	case store.Failed:
 		fmt.Fprintf(w, "error: %s\n", v.Error)
@@ -122,7 +122,7 @@ func printHints(w io.Writer, v *engine.RunView, short string) {
 
 // printPending prints one pending call on a line, then what it shows.
 func printPending(w io.Writer, prefix string, p engine.PendingView) {
-	fmt.Fprintf(w, "%s%s  %s  %s  %s", prefix, p.CallID, p.Tool, p.Args, p.Kind)
+	fmt.Fprintf(w, "%s%s  %s  %s  %s", prefix, p.CallID, p.Tool, escaped(string(p.Args), false), p.Kind)
 	if p.Needed > 1 {
 		fmt.Fprintf(w, "  %d of %d approvals", p.Approvals, p.Needed)
 	}
@@ -281,23 +281,10 @@ func statusExit(s store.Status) error {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// oneLine shortens text for a table cell: one line, control characters
-// escaped (\x1b: a stored reason or name cannot drive the terminal or
-// forge a line), at most max bytes.
+// oneLine shortens text for a table cell: one line, control and
+// format characters escaped (see escaped), at most max bytes.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		var b strings.Builder
-		for _, r := range s {
-			if unicode.IsControl(r) {
-				q := strconv.QuoteRune(r)
-				b.WriteString(q[1 : len(q)-1])
-				continue
-			}
-			b.WriteRune(r)
-		}
-		s = b.String()
-	}
+	s = escaped(strings.Join(strings.Fields(s), " "), false)
 	if len(s) > max {
 		cut := max - 1
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -306,6 +293,34 @@ func oneLine(s string, max int) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// escaped writes the control characters of s (but newlines and tabs
+// when lines is set) and its invisible format characters (bidi
+// overrides, zero widths, line separators) as Go escapes (\x1b,
+// \u202e): text a run stored (its input, a model's output, a reason)
+// can then neither drive the terminal nor forge or hide a line of what
+// agentctl prints.
+func escaped(s string, lines bool) string {
+	bad := func(r rune) bool {
+		if lines && (r == '\n' || r == '\t') {
+			return false
+		}
+		return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+	}
+	if strings.IndexFunc(s, bad) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if bad(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // checkJSON refuses what is not JSON before any run is looked up.

@@ -167,6 +167,9 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
 			fmt.Fprintf(a.stderr, "note: the database %s may be read or written by others (%s): whoever can read it reads every run, whoever can write it forges decisions; chmod 600 it (and its -wal, -shm) for the server's user alone\n", path, fi.Mode().Perm())
 		}
+		if fi, err := os.Stat(filepath.Dir(path)); err == nil && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky == 0 {
+			fmt.Fprintf(a.stderr, "note: the database's directory %s is writable by others (%s): whoever can write it replaces the database; make it the server's user's alone\n", filepath.Dir(path), fi.Mode().Perm())
+		}
 	}
 	ss, ok := any(db).(store.ServerStore)
 	if !ok {

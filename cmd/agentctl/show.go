@@ -96,7 +96,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 	fmt.Fprintf(w, "agent    %s\n", d.Agent)
 	fmt.Fprintf(w, "status   %s\n", d.Status)
 	if d.StartedBy != "" {
-		fmt.Fprintf(w, "created  %s by %s\n", stamp(d.CreatedAt), d.StartedBy)
+		fmt.Fprintf(w, "created  %s by %s\n", stamp(d.CreatedAt), oneLine(d.StartedBy, 200))
 	} else {
 		fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
 	}
@@ -123,7 +123,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 	if len(d.Calls) > 0 {
 		fmt.Fprintln(w, "\ncalls")
 		for _, c := range d.Calls {
-			fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, c.Args)
+			fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, escaped(string(c.Args), false))
 			if c.Gate != nil {
 				fmt.Fprintf(w, "      approval: %s\n", gateText(*c.Gate))
 			}
@@ -161,7 +161,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 			}
 			fmt.Fprintln(w)
 			if len(x.ArgsAfter) > 0 {
-				fmt.Fprintf(w, "      args: %s -> %s\n", x.ArgsBefore, x.ArgsAfter)
+				fmt.Fprintf(w, "      args: %s -> %s\n", escaped(string(x.ArgsBefore), false), escaped(string(x.ArgsAfter), false))
 			}
 			if len(x.Data) > 0 {
 				fmt.Fprintf(w, "      data: %s\n", x.Data)
@@ -172,7 +172,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 
 // indent aligns continuation lines under the first.
 func indent(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n         ")
+	return strings.ReplaceAll(escaped(strings.TrimRight(s, "\n"), true), "\n", "\n         ")
 }
 
 // engineAndRun opens an engine as flags ask (nil: the defaults) and

@@ -27,15 +27,27 @@ func Check(s string) error {
 	case len(s) > MaxLen:
 		return fmt.Errorf("longer than %d bytes", MaxLen)
 	}
-	for _, r := range s {
+	for i, r := range s {
 		switch {
-		case unicode.IsSpace(r):
+		case unicode.IsSpace(r) || blank(r):
 			return errors.New("a name has no spaces")
-		case unicode.IsControl(r) || !unicode.IsPrint(r):
+		case unicode.IsControl(r) || !unicode.IsPrint(r) || r == utf8.RuneError:
 			return errors.New("a name has no control characters")
+		case i == 0 && unicode.In(r, unicode.Mn, unicode.Me):
+			return errors.New("a name does not start with a combining mark")
 		case r == ',' || r == ':':
 			return fmt.Errorf("a name has no %q", r)
 		}
 	}
 	return nil
+}
+
+// blank reports characters that are printable but show as nothing or
+// as a space, so that "alice" and "alice" plus one of them look alike.
+func blank(r rune) bool {
+	switch r {
+	case '\u034f', '\u115f', '\u1160', '\u180e', '\u2800', '\u3164', '\uffa0':
+		return true
+	}
+	return false
 }
