@@ -9,6 +9,7 @@ package api
 
 import (
 	"encoding/json"
+	"net/http"
 	"time"
 )
 
@@ -24,6 +25,31 @@ const (
 	CodeRateLimited     = "rate_limited"    // 429; exit 1: too many requests from this identity
 	CodeUnavailable     = "unavailable"     // 503; exit 6: the store cannot be used, or the server is stopping
 )
+
+// CodeOf is the error code of an HTTP status, as the server answers
+// each (a gateway's 502 and 504 count as unavailable); "" for a status
+// no code has.
+func CodeOf(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return CodeInvalid
+	case http.StatusUnauthorized:
+		return CodeUnauthenticated
+	case http.StatusForbidden:
+		return CodeForbidden
+	case http.StatusNotFound:
+		return CodeNotFound
+	case http.StatusConflict:
+		return CodeConflict
+	case http.StatusRequestEntityTooLarge:
+		return CodeTooLarge
+	case http.StatusTooManyRequests:
+		return CodeRateLimited
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return CodeUnavailable
+	}
+	return ""
+}
 
 // ErrorBody is the body of every error response: {"error": {...}}.
 type ErrorBody struct {

@@ -310,6 +310,6 @@ func readError(resp *http.Response) error {
 		e.API = body.Error
 		return e
 	}
-	e.API = api.Error{Code: codeOf(resp.StatusCode), Message: fmt.Sprintf("the server answered %s", resp.Status)}
+	e.API = api.Error{Code: api.CodeOf(resp.StatusCode), Message: fmt.Sprintf("the server answered %s", resp.Status)}
 	return e
 }

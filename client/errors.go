@@ -2,7 +2,6 @@ package client
 
 import (
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/agentctl/agentctl/api"
@@ -44,7 +43,7 @@ func (e *Error) ExitCode() int {
 	case api.CodeUnavailable:
 		return exitDatabase
 	}
-	if c := codeOf(e.Status); c != "" {
+	if c := api.CodeOf(e.Status); c != "" {
 		return (&Error{API: api.Error{Code: c}}).ExitCode()
 	}
 	return exitError
@@ -58,29 +57,6 @@ func (e *Error) Ambiguous() []string {
 		ids = append(ids, d.Matches...)
 	}
 	return ids
-}
-
-// codeOf is the error code an HTTP status stands for, "" for none.
-func codeOf(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return api.CodeInvalid
-	case http.StatusUnauthorized:
-		return api.CodeUnauthenticated
-	case http.StatusForbidden:
-		return api.CodeForbidden
-	case http.StatusNotFound:
-		return api.CodeNotFound
-	case http.StatusConflict:
-		return api.CodeConflict
-	case http.StatusRequestEntityTooLarge:
-		return api.CodeTooLarge
-	case http.StatusTooManyRequests:
-		return api.CodeRateLimited
-	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
-		return api.CodeUnavailable
-	}
-	return ""
 }
 
 // UnreachableError is a server that could not be reached or did not

@@ -12,6 +12,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"slices"
@@ -164,28 +165,10 @@ var decisionActions = []string{"approve", "decline", "resume", "retry", "resolve
 // outcomeOf is a decision's outcome from its response's status: ok, or
 // the error class of the API's error object.
 func outcomeOf(code int) string {
-	switch {
-	case code < 300:
+	if code < 300 {
 		return "ok"
-	case code == http.StatusBadRequest:
-		return api.CodeInvalid
-	case code == http.StatusUnauthorized:
-		return api.CodeUnauthenticated
-	case code == http.StatusForbidden:
-		return api.CodeForbidden
-	case code == http.StatusNotFound:
-		return api.CodeNotFound
-	case code == http.StatusConflict:
-		return api.CodeConflict
-	case code == http.StatusRequestEntityTooLarge:
-		return api.CodeTooLarge
-	case code == http.StatusTooManyRequests:
-		return api.CodeRateLimited
-	case code == http.StatusServiceUnavailable:
-		return api.CodeUnavailable
-	default:
-		return "error"
 	}
+	return cmp.Or(api.CodeOf(code), "error")
 }
 
 // statuses and kinds are reported even at zero, so that a series does
