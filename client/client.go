@@ -238,7 +238,7 @@ func (c *Client) hinted(err error) error {
 		return err
 	}
 	switch {
-	case c.base.Host == "agentctl" && c.token == "": // the socket
+	case strings.HasPrefix(c.server, "unix:"): // no token goes there
 	case c.token == "":
 		e.API.Hint = "set AGENTCTL_TOKEN to a token from agentctl token create (the server's administrator makes them), or connect to the server's socket (--server unix:PATH)"
 	default:

@@ -396,9 +396,7 @@ func (e *Engine) conflict(ctx context.Context, c *store.Call) error {
 
 // checkArgs validates edited arguments against the tool's input schema.
 func checkArgs(ctx context.Context, a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
-	bad := func(problem string, err error) error {
-		return &InputError{Field: InputArgs, CallID: c.ID, Tool: c.Tool, Problem: problem, Err: err}
-	}
+	bad := func(problem string, err error) error { return inputError(InputArgs, c, problem, err) }
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
 		return nil, bad(ProblemNotObject, nil)
@@ -411,16 +409,14 @@ func checkArgs(ctx context.Context, a *agentNode, c *store.Call, raw json.RawMes
 		return nil, bad(ProblemNoTool, nil)
 	}
 	if err := t.tool.Input().Validate(args); err != nil {
-		return nil, violated(bad(ProblemViolations, err))
+		return nil, bad(ProblemViolations, err)
 	}
 	return json.Marshal(args)
 }
 
 // checkResume validates resume data against the tool's resumeSchema.
 func checkResume(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMessage, error) {
-	bad := func(problem string, err error) error {
-		return &InputError{Field: InputData, CallID: c.ID, Tool: c.Tool, Problem: problem, Err: err}
-	}
+	bad := func(problem string, err error) error { return inputError(InputData, c, problem, err) }
 	var data any
 	if raw == nil {
 		return nil, bad(ProblemMissing, nil)
@@ -433,17 +429,17 @@ func checkResume(a *agentNode, c *store.Call, raw json.RawMessage) (json.RawMess
 	}
 	if t := a.decl(c.Tool); t != nil {
 		if err := t.ResumeSchema.Validate(data); err != nil {
-			return nil, violated(bad(ProblemViolations, err))
+			return nil, bad(ProblemViolations, err)
 		}
 	}
 	return json.Marshal(data)
 }
 
-// violated lists the schema violations of an input error whose Err is
-// a validation error, and words them for users.
-func violated(err error) error {
-	ie := err.(*InputError)
-	if ie.Violations = violationsOf(ie.Err); ie.Violations != nil {
+// inputError reports field of call c as unusable; a schema validation
+// error becomes its list of violations, worded for users.
+func inputError(field string, c *store.Call, problem string, err error) *InputError {
+	ie := &InputError{Field: field, CallID: c.ID, Tool: c.Tool, Problem: problem, Err: err}
+	if ie.Violations = violationsOf(err); ie.Violations != nil {
 		ie.Err = describeViolations(ie.Violations)
 	}
 	return ie

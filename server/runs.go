@@ -20,8 +20,10 @@ const (
 	maxLimit     = 1000
 )
 
-// resolve checks a run id prefix and returns the full id of the one run
-// it names: 404 when none does, 400 with the matches when several do.
+// resolve checks the request's run id (a prefix, for readers) and
+// returns the full id of the one run it names: 404 when none does, 400
+// with the matches when several do, 400 for a prefix from one who is no
+// reader.
 func (s *Server) resolve(r *http.Request, who *Principal) (string, error) {
 	ctx, prefix := r.Context(), r.PathValue("id")
 	p := strings.ToUpper(prefix)

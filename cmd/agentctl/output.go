@@ -71,7 +71,7 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 			fmt.Fprintln(w, escaped(v.Output, true))
 		}
 	case store.Failed:
-		fmt.Fprintf(w, "error: %s\n", v.Error)
+		fmt.Fprintf(w, "error: %s\n", escaped(v.Error, true))
 	case store.Stalled:
 		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once what failed is fixed: agentctl continue %s\n", v.Error, v.RunID)
 	case store.Running:

@@ -135,6 +135,19 @@ func serveConfig(f serveFlags, flagged func(string) bool, warn io.Writer) (*serv
 	return cfg, nil
 }
 
+// noteOpenDB says when others than the server's user may read or write
+// the SQLite database at path, or replace it: the server is the trust
+// boundary only if it alone can.
+func noteOpenDB(w io.Writer, path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(w, "note: the database %s may be read or written by others (%s): whoever can read it reads every run, whoever can write it forges decisions; chmod 600 it (and its -wal, -shm) for the server's user alone\n", path, fi.Mode().Perm())
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky == 0 {
+		fmt.Fprintf(w, "note: the database's directory %s is writable by others (%s): whoever can write it replaces the database; make it the server's user's alone\n", dir, fi.Mode().Perm())
+	}
+}
+
 // hostAddrs lists the addresses of this host's interfaces.
 func hostAddrs() []netip.Addr {
 	addrs, _ := net.InterfaceAddrs()
@@ -164,12 +177,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 		return err
 	}
 	if path, err := dbPath(a.dbPath); err == nil && !backend.IsPostgres(path) {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			fmt.Fprintf(a.stderr, "note: the database %s may be read or written by others (%s): whoever can read it reads every run, whoever can write it forges decisions; chmod 600 it (and its -wal, -shm) for the server's user alone\n", path, fi.Mode().Perm())
-		}
-		if fi, err := os.Stat(filepath.Dir(path)); err == nil && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky == 0 {
-			fmt.Fprintf(a.stderr, "note: the database's directory %s is writable by others (%s): whoever can write it replaces the database; make it the server's user's alone\n", filepath.Dir(path), fi.Mode().Perm())
-		}
+		noteOpenDB(a.stderr, path)
 	}
 	ss, ok := any(db).(store.ServerStore)
 	if !ok {
