@@ -52,7 +52,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 10 * time.Second
 	}
-	o := &opener{path: path, busy: opts.BusyTimeout}
+	o := &opener{path: path, busy: opts.BusyTimeout, writable: writable}
 	db, version, err := o.open(ctx, opts.ReadOnly)
 	if err != nil {
 		if db != nil {
@@ -74,6 +74,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 type opener struct {
 	path string
 	busy time.Duration
+	// writable reports whether this process may leave -wal and -shm
+	// files beside the database (the package's writable).
+	writable func(path string) bool
+	// beforeConnect, when set, runs just before the connection opens:
+	// tests race the owner's close against it.
+	beforeConnect func()
 }
 
 func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
@@ -94,20 +100,40 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 		}
 	}
 	// A reader that does not own the database, or may not write its
-	// directory, reads the file as it is while no process has it open
-	// (the last one to close it removed its -wal): it creates no -wal
-	// or -shm, which it may not be allowed to create, or would leave
-	// behind, owned by it, for the owner to trip on.
-	asIs := readOnly && !writable(o.path)
-	db, version, err := o.connect(ctx, readOnly, asIs && !exists(o.path+"-wal"))
+	// directory, creates no -wal or -shm, which it may not be allowed to
+	// create, or would leave behind, owned by it, for the owner to trip
+	// on: it reads the owner's -wal and -shm while they exist, and the
+	// file as it is on disk while no process has it open (the last one
+	// to close it removed them). It holds a reader's lock meanwhile, so
+	// that the last writer cannot remove them between the look and the
+	// open.
+	mode := readWrite
+	if readOnly {
+		mode = readShared
+	}
+	if readOnly && !o.writable(o.path) {
+		release, err := holdReader(ctx, o.path, o.busy)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer release()
+		mode = readForeign
+		if !exists(o.path + "-wal") {
+			mode = readAsIs
+		}
+	}
+	if o.beforeConnect != nil {
+		o.beforeConnect()
+	}
+	db, version, err := o.connect(ctx, mode)
 	var se *sqlite.Error
-	if err != nil && asIs && errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_READONLY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN) {
-		// The last writer closed meanwhile, taking its -shm along,
-		// which this reader may not create: read the file as it is.
+	if err != nil && mode == readForeign && errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_READONLY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN) {
+		// The owner's -wal is there without its -shm, which this
+		// reader may not create: read the file as it is.
 		if db != nil {
 			db.Close()
 		}
-		db, version, err = o.connect(ctx, readOnly, true)
+		db, version, err = o.connect(ctx, readAsIs)
 	}
 	if err != nil {
 		return db, 0, err
@@ -125,17 +151,36 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	return db, len(migrations), nil
 }
 
+// connection is how a connection opens the database file.
+type connection int
+
+const (
+	// readWrite reads and writes, in WAL mode.
+	readWrite connection = iota
+	// readShared reads a database this process owns: it may create the
+	// -wal and -shm, which it then owns.
+	readShared
+	// readForeign reads another's database through its -wal and -shm,
+	// creating neither and writing neither.
+	readForeign
+	// readAsIs reads the file as it is on disk (immutable), with no -wal
+	// or -shm: it does not see later writes.
+	readAsIs
+)
+
 // connect opens a connection to the database and reads its schema
-// version; asIs reads the file as it is on disk (immutable), with no
-// -wal or -shm.
-func (o *opener) connect(ctx context.Context, readOnly, asIs bool) (*sql.DB, int, error) {
+// version.
+func (o *opener) connect(ctx context.Context, mode connection) (*sql.DB, int, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busy.Milliseconds()))
-	switch {
-	case asIs:
+	switch mode {
+	case readAsIs:
 		q.Add("mode", "ro")
 		q.Add("immutable", "1")
-	case readOnly:
+	case readForeign:
+		q.Add("mode", "ro")
+		q.Add("readonly_shm", "1")
+	case readShared:
 		q.Add("mode", "ro")
 	default:
 		q.Add("_pragma", "journal_mode(wal)")
