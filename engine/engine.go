@@ -118,6 +118,7 @@ type Engine struct {
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
+	quiet  map[string]bool   // snapshots by hash that name no notify target (Notify)
 }
 
 // New returns an Engine keeping runs in st.
@@ -158,6 +159,7 @@ func New(st store.Store, cfg Config) *Engine {
 		stop:      cfg.Stop,
 		observer:  cfg.Observer,
 		graphs:    map[string]*Graph{},
+		quiet:     map[string]bool{},
 	}
 }
 
@@ -206,6 +208,10 @@ func (e *Engine) graph(ctx context.Context, hash string) (*Graph, error) {
 	e.mu.Unlock()
 	return g, nil
 }
+
+// Holder names the engine's process as its leases do: HolderDead tells
+// from it whether the process died.
+func (e *Engine) Holder() string { return e.lease.Owner }
 
 // Close stops what the engine's graphs started (MCP servers).
 func (e *Engine) Close() error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentctl/agentctl/internal/duration"
+	"github.com/agentctl/agentctl/notify"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -77,6 +79,13 @@ type Config struct {
 	RateLimit RateConfig `yaml:"rateLimit"`
 	// Concurrency is how many runs the worker pool advances at once.
 	Concurrency int `yaml:"concurrency"`
+
+	// PublicURL is where approvers reach the server (its inbox), for
+	// the links in notifications: https://agentctl.example.com.
+	PublicURL string `yaml:"publicURL"`
+	// Notify are the targets the server notifies of every run's
+	// waiting calls, expiries and ends (docs/notifications.md).
+	Notify []notify.Target `yaml:"notify"`
 
 	path      string           // the file read, for messages
 	socketMod os.FileMode      // SocketMode parsed
@@ -196,6 +205,12 @@ func (p *checker) keys(n *yaml.Node, t reflect.Type, path string) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
+	if t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode {
+		for i, it := range n.Content {
+			p.keys(it, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(path, "."), i))
+		}
+		return
+	}
 	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
 		return
 	}
@@ -295,6 +310,33 @@ func (c *Config) check(p *checker, root *yaml.Node) {
 	}
 	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
 		p.add(find(root, "tls"), "tls: give both cert and key")
+	}
+	c.checkNotify(p, root)
+}
+
+// checkNotify validates publicURL and the notify: targets.
+func (c *Config) checkNotify(p *checker, root *yaml.Node) {
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			p.add(find(root, "publicURL"), "publicURL %q: want the server's http(s) URL as approvers reach it, such as https://agentctl.example.com", c.PublicURL)
+		}
+	}
+	list := find(root, "notify")
+	for i, t := range c.Notify {
+		for _, pr := range t.Check() {
+			at := item(list, i)
+			if pr.Field != "" {
+				if x := find(at, strings.Split(pr.Field, ".")...); x != nil {
+					at = x
+				}
+			}
+			where := fmt.Sprintf("notify[%d]", i)
+			if pr.Field != "" {
+				where += "." + pr.Field
+			}
+			p.add(at, "%s: %s", where, pr.Msg)
+		}
 	}
 }
 

@@ -1,10 +1,14 @@
 package spec
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentctl/agentctl/notify"
 )
 
 func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
@@ -44,5 +48,33 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 		}
 	}
 	a.ApprovalTimeout = d.duration(f, field(v, "approvalTimeout"), "agents."+a.Name+".approvalTimeout")
+	a.Notify = d.notify(f, field(v, "notify"), "agents."+a.Name+".notify")
 	return a
+}
+
+// notify decodes an agent's notify: list; the schema has checked its
+// shape, Target.Check what the schema cannot say.
+func (d *decoder) notify(f *file, n *yaml.Node, path string) []notify.Target {
+	var out []notify.Target
+	for i, it := range items(n) {
+		var t notify.Target
+		if err := it.Decode(&t); err != nil {
+			continue // of the wrong shape: the schema reports it
+		}
+		for _, p := range t.Check() {
+			at := it
+			for k := range strings.SplitSeq(p.Field, ".") {
+				if x := field(at, k); k != "" && x != nil {
+					at = x
+				}
+			}
+			where := fmt.Sprintf("%s[%d]", path, i)
+			if p.Field != "" {
+				where += "." + p.Field
+			}
+			d.errs.add(f.pos(at), "%s: %s", where, p.Msg)
+		}
+		out = append(out, t)
+	}
+	return out
 }

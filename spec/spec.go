@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctl/agentctl/notify"
 	"github.com/agentctl/agentctl/spec/tmpl"
 )
 
@@ -248,6 +249,9 @@ type Agent struct {
 	Approvers Approvers
 	// SeparateDuties: whoever started the run may not approve its calls.
 	SeparateDuties bool
+	// Notify are the targets notified of the agent's runs, and of its
+	// sub-agents' runs that have none of their own.
+	Notify []notify.Target
 }
 
 // ResumeTool is the tool offered to a model to extract resume data from a

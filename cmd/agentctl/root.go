@@ -104,7 +104,10 @@ func Main() int {
 	defer a.watchSignals(cancel)()
 	root := a.rootCmd()
 	root.SetArgs(os.Args[1:])
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cmd != nil {
+		a.notifyOnce(ctx, cmd.Name())
+	}
 	return a.report(err)
 }
 
@@ -158,6 +161,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.migrateCmd(),
 		a.tokenCmd(),
 		a.serveCmd(),
+		a.notificationsCmd(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		"agentctl": func() { os.Exit(Main()) },
 		// apireq is one HTTP request to agentctl serve (serve_test.go).
 		"apireq": func() { os.Exit(apireqMain()) },
+		// webhook-receiver is a Standard Webhooks receiver that logs
+		// what it gets (receiver_test.go).
+		"webhook-receiver": func() { os.Exit(receiverMain()) },
 		// bench-child is a benchmark's worker process (perf_test.go).
 		"bench-child": func() { os.Exit(benchChild()) },
 		// mcp-demo-server is the demo MCP server (stdio).
@@ -222,6 +225,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["garble"] = garble
 	cmds["pidgone"] = pidgone
 	cmds["waitready"] = waitready
+	cmds["waitfor"] = waitfor
 	return cmds
 }
 

@@ -202,7 +202,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
-	events, err := a.serveEvents(ctx, ss)
+	events, woken, err := a.serveEvents(ctx, ss)
 	if err != nil {
 		return err
 	}
@@ -215,6 +215,8 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
+	outboxes := a.serveOutboxes(ctx, ss, e, cfg, log, woken)
+	defer outboxes()
 	defer a.watchReload(specs, log)()
 	fmt.Fprintf(a.stderr, "agentctl: serving %s\n", strings.Join(base, " and "))
 	if f.readyFile != "" {
@@ -224,6 +226,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	}
 	err = srv.Serve(ctx, lns, tlsCfg, a.stop, a.grace)
 	<-poolDone
+	outboxes()
 	return err
 }
 
@@ -264,17 +267,17 @@ const eventsPoll = 200 * time.Millisecond
 // serveEvents returns the handler of the server's event streams: every
 // stream waits on one Notifier, which holds the server's one wake-up on
 // the events channel until ctx ends.
-func (a *app) serveEvents(ctx context.Context, ss store.ServerStore) (func(http.ResponseWriter, *http.Request, store.FeedFilter), error) {
+func (a *app) serveEvents(ctx context.Context, ss store.ServerStore) (func(http.ResponseWriter, *http.Request, store.FeedFilter), *sse.Notifier, error) {
 	wake, stopWake, err := a.wakeups(ctx, backend.ChannelEvents)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := sse.NewNotifier()
 	go func() {
 		defer stopWake()
 		n.Run(ctx, sse.Wake(wake), eventsPoll)
 	}()
-	return sse.Handler(ss, n.Wait, sse.Options{}), nil
+	return sse.Handler(ss, n.Wait, sse.Options{}), n, nil
 }
 
 // servePool runs the engine's worker pool for queued, detached-decided

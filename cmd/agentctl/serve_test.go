@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -159,6 +160,27 @@ func waitready(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("waitready: %s did not appear in 60s", args[0])
 		}
 		time.Sleep(10 * time.Millisecond) // polls a condition: the file the server writes once it listens
+	}
+}
+
+// waitfor waits until FILE holds a line that matches REGEXP (a log a
+// background program appends to).
+func waitfor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if data, err := os.ReadFile(path); err == nil && re.Match(data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor: no line of %s matched %q in 60s", args[0], args[1])
+		}
+		time.Sleep(10 * time.Millisecond) // polls a condition: a line another process appends
 	}
 }
 

@@ -107,6 +107,11 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 	}
 	defer stopWait()
 	opts.Wait = wait
+	stopOutbox, err := a.workerOutbox(ctx, db, e, log)
+	if err != nil {
+		return err
+	}
+	defer stopOutbox()
 	_, err = e.Serve(ctx, opts)
 	return err
 }

@@ -61,6 +61,7 @@ var ErrBadCursor = errors.New("bad cursor")
 // ServerStore is what agentctl serve needs of a store besides Store.
 type ServerStore interface {
 	Store
+	NotifyStore
 	// CreateToken stores a new token.
 	CreateToken(ctx context.Context, t *Token) error
 	// TokenByHash returns the token whose secret hashes to hash, revoked

@@ -313,4 +313,8 @@ var migrations = []string{
 		WHERE status IN ('pending', 'interrupted') AND kind <> 'delegation';
 	ALTER TABLE events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 	CREATE INDEX events_feed ON events(xid, id);`,
+
+	// Notifications: the outbox of deliveries turned from the event
+	// feed, and where each source's deliverer stands in it.
+	sqlstore.NotifyMigration(`TEXT COLLATE "C"`, sqlstore.FeedEndQuery(true)),
 }

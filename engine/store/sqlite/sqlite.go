@@ -436,6 +436,10 @@ var migrations = []string{
 	ALTER TABLE decisions ADD COLUMN via TEXT NOT NULL DEFAULT '';
 	CREATE INDEX calls_waiting ON calls(created_at, run_id, seq)
 		WHERE status IN ('pending', 'interrupted') AND kind != 'delegation';`,
+
+	// Notifications: the outbox of deliveries turned from the event
+	// feed, and where each source's deliverer stands in it.
+	sqlstore.NotifyMigration("TEXT", sqlstore.FeedEndQuery(false)),
 }
 
 // resultObjectMigration flags the stored results that have the shape of

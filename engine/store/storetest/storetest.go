@@ -83,6 +83,8 @@ func Run(t *testing.T, b Backend) {
 		{"Waiting", testWaiting},
 		{"Stats", testStats},
 		{"Via", testVia},
+		{"NotifyOutbox", testNotifyOutbox},
+		{"NotifyClaimRace", testNotifyClaimRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/notify"
+	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/toolkits"
+)
+
+// Notify returns the targets notified of run r under its spec snapshot:
+// its agent's notify:, else that of the nearest agent above it in its
+// tree (r.Path) that has one; none when no agent of the path has any.
+// A snapshot none of whose files says "notify" is not compiled to find
+// out.
+func (e *Engine) Notify(ctx context.Context, r *store.Run) ([]notify.Target, error) {
+	if quiet, err := e.quietSpec(ctx, r.SpecHash); err != nil || quiet {
+		return nil, err
+	}
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil {
+		return nil, fmt.Errorf("notify targets of run %s: %w", r.ID, err)
+	}
+	path := r.Path
+	if len(path) == 0 {
+		path = []string{r.Agent}
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		if a, ok := g.agents[path[i]]; ok && len(a.spec.Notify) > 0 {
+			return a.spec.Notify, nil
+		}
+	}
+	return nil, nil
+}
+
+// quietSpec reports whether the snapshot hash cannot name a notify
+// target: none of its files says "notify".
+func (e *Engine) quietSpec(ctx context.Context, hash string) (bool, error) {
+	e.mu.Lock()
+	quiet, known := e.quiet[hash]
+	_, compiled := e.graphs[hash]
+	e.mu.Unlock()
+	if known || compiled {
+		return quiet, nil
+	}
+	snap, err := e.store.Spec(ctx, hash)
+	if err != nil {
+		return false, fmt.Errorf("spec snapshot %s: %w", hash, err)
+	}
+	var srcs []spec.Source
+	if err := json.Unmarshal(snap, &srcs); err != nil {
+		return false, fmt.Errorf("spec snapshot %s: %w", hash, err)
+	}
+	quiet = true
+	for _, src := range srcs {
+		if bytes.Contains(src.Data, []byte("notify")) {
+			quiet = false
+		}
+	}
+	e.mu.Lock()
+	e.quiet[hash] = quiet
+	e.mu.Unlock()
+	return quiet, nil
+}
+
+// Secrets names the environment variables whose values run r's spec
+// hands to its tools and models: what a notification of the run must
+// never carry, whatever a model or a tool put in its arguments or
+// result.
+func (e *Engine) Secrets(ctx context.Context, r *store.Run) ([]string, error) {
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil {
+		return nil, fmt.Errorf("secrets of run %s: %w", r.ID, err)
+	}
+	var names []string
+	for _, a := range g.agents {
+		for _, k := range a.kits {
+			if s, ok := k.kit.(interface{ Secrets() []string }); ok {
+				names = append(names, s.Secrets()...)
+			}
+		}
+	}
+	for _, m := range g.models {
+		if m.spec.APIKey != nil {
+			names = append(names, m.spec.APIKey.EnvNames()...)
+		}
+	}
+	return toolkits.EnvNames(names), nil
+}

@@ -1,0 +1,240 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/internal/duration"
+)
+
+// Target is one entry of a notify: list, in a spec's agent or the
+// server's configuration: which notifications it is for (On) and where
+// they go (exactly one of Webhook, Slack and Command). Values that are
+// secrets are ${{ env.NAME }} placeholders, kept as written wherever a
+// Target is stored and read from the environment of the process that
+// sends.
+type Target struct {
+	On      []Type         `yaml:"on" json:"on"`
+	Webhook *WebhookTarget `yaml:"webhook" json:"webhook,omitempty"`
+	Slack   *SlackTarget   `yaml:"slack" json:"slack,omitempty"`
+	Command []string       `yaml:"command" json:"command,omitempty"`
+	// Attempts is how many times a notification is tried before it is
+	// given up as failed (default 12).
+	Attempts int `yaml:"attempts" json:"attempts,omitempty"`
+	// Backoff is the wait before the first retry (default 1s); each
+	// next one waits twice as long, up to an hour, with jitter.
+	Backoff string `yaml:"backoff" json:"backoff,omitempty"`
+}
+
+// WebhookTarget is a generic webhook: URL (a URL or a placeholder) and
+// Secret (a placeholder of a whsec_ secret).
+type WebhookTarget struct {
+	URL    string `yaml:"url" json:"url"`
+	Secret string `yaml:"secret" json:"secret"`
+}
+
+// SlackTarget is a Slack incoming webhook, whose URL is a secret: a
+// placeholder.
+type SlackTarget struct {
+	URL string `yaml:"url" json:"url"`
+}
+
+// Types returns every Type, in the order they are documented.
+func Types() []Type { return []Type{Approval, Suspend, Expired, Completed, Failed} }
+
+// Defaults of a Target.
+const (
+	DefaultAttempts = 12
+	DefaultBackoff  = time.Second
+	MaxBackoff      = time.Hour
+)
+
+// envRef is the one placeholder a notify value may be.
+var envRef = regexp.MustCompile(`^\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
+
+// EnvName returns the variable a value names as ${{ env.NAME }}, and
+// whether it is such a placeholder.
+func EnvName(v string) (string, bool) {
+	m := envRef.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// Problem is what is wrong with one field of a Target: Field is its key
+// path under the entry ("webhook.secret").
+type Problem struct {
+	Field string
+	Msg   string
+}
+
+// Check returns what is wrong with t, each at its field.
+func (t Target) Check() []Problem {
+	var ps []Problem
+	add := func(field, format string, args ...any) { ps = append(ps, Problem{field, fmt.Sprintf(format, args...)}) }
+	if len(t.On) == 0 {
+		add("on", "say which notifications it is for: on: [%s]", typeList())
+	}
+	for _, o := range t.On {
+		if !slices.Contains(Types(), o) {
+			add("on", "unknown notification %q (known: %s)", o, typeList())
+		}
+	}
+	n := 0
+	if t.Webhook != nil {
+		n++
+		t.checkWebhook(add)
+	}
+	if t.Slack != nil {
+		n++
+		if _, ok := EnvName(t.Slack.URL); !ok {
+			add("slack.url", "a Slack webhook URL is a secret: write it as ${{ env.NAME }} and set NAME where agentctl sends")
+		}
+	}
+	if t.Command != nil {
+		n++
+		if len(t.Command) == 0 || t.Command[0] == "" {
+			add("command", "give the program and its arguments: command: [notify-send, agentctl]")
+		}
+	}
+	if n != 1 {
+		add("", "give exactly one of webhook, slack and command (it has %d)", n)
+	}
+	if t.Attempts < 0 || t.Attempts > 100 {
+		add("attempts", "attempts %d: want 1 to 100", t.Attempts)
+	}
+	if t.Backoff != "" {
+		if d, err := duration.Parse(t.Backoff); err != nil || d <= 0 {
+			add("backoff", "backoff %q: want a duration such as 1s", t.Backoff)
+		}
+	}
+	return ps
+}
+
+func (t Target) checkWebhook(add func(field, format string, args ...any)) {
+	w := t.Webhook
+	if _, ok := EnvName(w.URL); !ok {
+		u, err := url.Parse(w.URL)
+		switch {
+		case w.URL == "":
+			add("webhook.url", "give the receiver's URL")
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+			add("webhook.url", "want an http(s) URL or ${{ env.NAME }}")
+		case u.User != nil || u.RawQuery != "":
+			add("webhook.url", "a URL with credentials or a query string holds a secret: write it as ${{ env.NAME }}")
+		}
+	}
+	if _, ok := EnvName(w.Secret); !ok {
+		add("webhook.secret", "the signing secret is a secret: write it as ${{ env.NAME }} (its value: whsec_ and base64)")
+	}
+}
+
+func typeList() string {
+	types := Types()
+	s := make([]string, len(types))
+	for i, t := range types {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// For reports whether t is for notifications of type ty.
+func (t Target) For(ty Type) bool { return slices.Contains(t.On, ty) }
+
+// Name is how lists show t: "webhook https://host/path", "slack",
+// "command notify-send"; never a secret.
+func (t Target) Name() string {
+	switch {
+	case t.Webhook != nil:
+		if name, ok := EnvName(t.Webhook.URL); ok {
+			return "webhook $" + name
+		}
+		if u, err := url.Parse(t.Webhook.URL); err == nil {
+			return "webhook " + u.Scheme + "://" + u.Host + u.Path
+		}
+		return "webhook"
+	case t.Slack != nil:
+		return "slack"
+	case len(t.Command) > 0:
+		return "command " + t.Command[0]
+	}
+	return "none"
+}
+
+// Retry returns how long to wait after the n-th failed attempt (n ≥ 1)
+// before the next, given jitter in [0, 1): the backoff doubled n-1
+// times, at most MaxBackoff, of which the second half is jittered. It
+// returns false when the attempts are used up.
+func (t Target) Retry(n int, jitter float64) (time.Duration, bool) {
+	attempts := t.Attempts
+	if attempts == 0 {
+		attempts = DefaultAttempts
+	}
+	if n >= attempts {
+		return 0, false
+	}
+	d := DefaultBackoff
+	if b, err := duration.Parse(t.Backoff); err == nil && b > 0 {
+		d = b
+	}
+	for i := 1; i < n && d < MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, MaxBackoff)
+	return d/2 + time.Duration(jitter*float64(d/2)), true
+}
+
+// Sender sends one notification once, signing it (a webhook's) as of
+// now.
+type Sender func(ctx context.Context, m *Message, now time.Time) error
+
+// Resolve reads t's placeholders from env (os.LookupEnv) and returns the
+// sender it names; a command runs with the environment base (what every
+// program needs: PATH, HOME, ...; never a secret). A placeholder whose
+// variable is unset is an error naming the variable, never a value.
+func (t Target) Resolve(env func(string) (string, bool), base []string) (Sender, error) {
+	val := func(field, v string) (string, error) {
+		name, ok := EnvName(v)
+		if !ok {
+			return v, nil
+		}
+		x, ok := env(name)
+		if !ok || x == "" {
+			return "", fmt.Errorf("%s: %s is not set in the environment of this agentctl", field, name)
+		}
+		return x, nil
+	}
+	switch {
+	case t.Webhook != nil:
+		u, err := val("webhook.url", t.Webhook.URL)
+		if err != nil {
+			return nil, err
+		}
+		s, err := val("webhook.secret", t.Webhook.Secret)
+		if err != nil {
+			return nil, err
+		}
+		key, err := ParseSecret(s)
+		if err != nil {
+			return nil, fmt.Errorf("webhook.secret: %w", err)
+		}
+		return Webhook{URL: u, Key: key}.Send, nil
+	case t.Slack != nil:
+		u, err := val("slack.url", t.Slack.URL)
+		if err != nil {
+			return nil, err
+		}
+		sl := Slack{URL: u}
+		return func(ctx context.Context, m *Message, _ time.Time) error { return sl.Send(ctx, m) }, nil
+	case len(t.Command) > 0:
+		c := Command{Argv: t.Command, Env: base}
+		return func(ctx context.Context, m *Message, _ time.Time) error { return c.Send(ctx, m) }, nil
+	}
+	return nil, fmt.Errorf("no target")
+}
