@@ -114,7 +114,6 @@ func Body(n *store.Notification) ([]byte, error) {
 	return m.Body(), nil
 }
 
-
 // orNil is a stored JSON value, nil for none (JSON null included).
 func orNil(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 || string(v) == "null" {
