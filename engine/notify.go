@@ -13,10 +13,10 @@ import (
 )
 
 // Notify returns the targets notified of run r under its spec snapshot:
-// its agent's notify:, else that of the nearest agent above it in its
-// tree (r.Path) that has one; none when no agent of the path has any.
-// A snapshot none of whose files says "notify" is not compiled to find
-// out.
+// those of its agent's notify: and of every agent above it in its tree
+// (r.Path), each once, the nearest first: a target declared at the root
+// hears of every call in the tree. A snapshot none of whose files says
+// "notify" is not compiled to find out.
 func (e *Engine) Notify(ctx context.Context, r *store.Run) ([]notify.Target, error) {
 	if quiet, err := e.quietSpec(ctx, r.SpecHash); err != nil || quiet {
 		return nil, err
@@ -29,12 +29,21 @@ func (e *Engine) Notify(ctx context.Context, r *store.Run) ([]notify.Target, err
 	if len(path) == 0 {
 		path = []string{r.Agent}
 	}
+	var out []notify.Target
+	seen := map[string]bool{}
 	for i := len(path) - 1; i >= 0; i-- {
-		if a, ok := g.agents[path[i]]; ok && len(a.spec.Notify) > 0 {
-			return a.spec.Notify, nil
+		a, ok := g.agents[path[i]]
+		if !ok {
+			continue
+		}
+		for _, t := range a.spec.Notify {
+			if k, _ := json.Marshal(t); !seen[string(k)] {
+				seen[string(k)] = true
+				out = append(out, t)
+			}
 		}
 	}
-	return nil, nil
+	return out, nil
 }
 
 // quietSpec reports whether the snapshot hash cannot name a notify

@@ -102,6 +102,11 @@ func (t Target) Check() []Problem {
 		if len(t.Command) == 0 || t.Command[0] == "" {
 			add("command", "give the program and its arguments: command: [notify-send, agentctl]")
 		}
+		for _, a := range t.Command {
+			if strings.Contains(a, "${{") {
+				add("command", "a command's arguments are taken as written: %q is no placeholder here (the notification is on its stdin; its secrets belong in the program's own configuration)", a)
+			}
+		}
 	}
 	if n != 1 {
 		add("", "give exactly one of webhook, slack and command (it has %d)", n)
@@ -110,8 +115,8 @@ func (t Target) Check() []Problem {
 		add("attempts", "attempts %d: want 1 to 100", t.Attempts)
 	}
 	if t.Backoff != "" {
-		if d, err := duration.Parse(t.Backoff); err != nil || d <= 0 {
-			add("backoff", "backoff %q: want a duration such as 1s", t.Backoff)
+		if d, err := duration.Parse(t.Backoff); err != nil || d < time.Millisecond || d > MaxBackoff {
+			add("backoff", "backoff %q: want a duration from 1ms to 1h, such as 1s", t.Backoff)
 		}
 	}
 	return ps

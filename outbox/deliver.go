@@ -103,12 +103,12 @@ func (b *Outbox) attempt(ctx context.Context, n *store.Notification) error {
 	case err == nil:
 		n.Status, n.DeliveredAt, n.LastError = store.NotifyDelivered, now, ""
 	default:
-		names, env := b.secretEnv(secrets)
+		names, env := b.secretEnv(append(secrets, b.runSecrets(ctx, n.RunID)...))
 		n.LastError = redact.String(oneLine(err.Error()), names, env)
 		wait, again := t.Retry(n.Attempts, b.o.Jitter())
 		var se *notify.SendError
 		if errors.As(err, &se) && se.RetryAfter > wait {
-			wait = min(se.RetryAfter, notify.MaxBackoff)
+			wait = min(se.RetryAfter, maxRetryAfter)
 		}
 		switch {
 		case errors.Is(err, notify.ErrPermanent) || !again:
@@ -147,6 +147,23 @@ func (b *Outbox) resolve(t notify.Target) (notify.Sender, []string, error) {
 	}
 	send, err := t.Resolve(env, toolkits.ChildEnv(nil))
 	return send, names, err
+}
+
+// maxRetryAfter is the longest a target's Retry-After defers a retry.
+const maxRetryAfter = 24 * time.Hour
+
+// runSecrets names the variables whose values run id's notifications
+// must not carry (Options.Secrets): what a failed command printed, say.
+func (b *Outbox) runSecrets(ctx context.Context, id string) []string {
+	if b.o.Secrets == nil {
+		return nil
+	}
+	r, err := b.o.Store.Run(ctx, id)
+	if err != nil {
+		return nil
+	}
+	names, _ := b.o.Secrets(ctx, r)
+	return names
 }
 
 // secretEnv is the values of the named variables, for redact.String.

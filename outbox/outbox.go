@@ -146,6 +146,9 @@ func (b *Outbox) notifications(ctx context.Context, ev *store.Event, runs map[st
 	if err != nil || r == nil {
 		return nil, err
 	}
+	if (ty == notify.Completed || ty == notify.Failed) && r.ParentID != "" {
+		return nil, nil // a sub-run's end is its parent's business: the tree's root reports the outcome
+	}
 	targets, err := b.o.Targets(ctx, r)
 	if err != nil {
 		return nil, err

@@ -319,7 +319,7 @@ func (c *Config) checkNotify(p *checker, root *yaml.Node) {
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			p.add(find(root, "publicURL"), "publicURL %q: want the server's http(s) URL as approvers reach it, such as https://agentctl.example.com", c.PublicURL)
+			p.add(find(root, "publicURL"), "publicURL: want the server's http(s) URL as approvers reach it, without credentials, query or fragment, such as https://agentctl.example.com")
 		}
 	}
 	list := find(root, "notify")

@@ -49,6 +49,10 @@ type Options struct {
 	// EventsPoll (agentctl serve wakes its streams on PostgreSQL's
 	// notifications instead).
 	Events func(w http.ResponseWriter, r *http.Request, f store.FeedFilter)
+	// UI, when set, makes the handler of every path outside /v1 and the
+	// health and metrics routes: the browser inbox (server/web). It is
+	// called once, by New.
+	UI func(s *Server) http.Handler
 	// TokenRecheck is how often an event stream opened with a token
 	// looks the token up again: one revoked meanwhile ends the stream
 	// (one that expires ends it at once). Default 10s.
@@ -123,8 +127,17 @@ func poll(d time.Duration) func(context.Context) error {
 	}
 }
 
-// Handler is the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.logged(s.mux) }
+// Handler is the server's HTTP handler. Every response carries the
+// Content-Security-Policy, and says its type is as declared.
+func (s *Server) Handler() http.Handler {
+	return s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		s.mux.ServeHTTP(w, r)
+	}))
+}
 
 // Stop stops taking work: /readyz answers 503, requests that change
 // state are refused (503), and requests waiting for a run answer at
@@ -213,6 +226,23 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/v1/", s.public("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &apiError{body: apiErr404("no such route: " + r.Method + " " + r.URL.Path), status: http.StatusNotFound})
 	}))
+	if s.opts.UI != nil {
+		ui := s.opts.UI(s)
+		s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			if infoOf(r).route == "" {
+				infoOf(r).route = "ui"
+			}
+			ui.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Route names the route of a request in the log and metrics (the
+// inbox's own routes).
+func Route(r *http.Request, pattern string) {
+	if info := infoOf(r); info != nil {
+		info.route = pattern
+	}
 }
 
 // public wraps a handler that needs no credentials.

@@ -92,6 +92,9 @@ func (a *app) notificationsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if limit < 1 || limit > 10000 {
+				return usageErr(fmt.Errorf("--limit %d: want 1 to 10000", limit))
+			}
 			f := store.NotificationFilter{Limit: limit}
 			if failed {
 				f.Status = store.NotifyFailed
@@ -116,7 +119,7 @@ func (a *app) notificationsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&failed, "failed", false, "only those that failed: refused for good, or out of attempts")
-	cmd.Flags().StringVar(&run, "run", "", "only those of run `ID`")
+	cmd.Flags().StringVar(&run, "run", "", "only those of run `ID` (a root's: its whole tree's)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most `N`")
 	addFormatFlag(cmd, &out)
 	cmd.AddCommand(a.notificationsDeliverCmd(), a.notificationsRedeliverCmd())
@@ -128,7 +131,7 @@ func (a *app) printNotifications(views []notificationView, failed bool) error {
 		if failed {
 			fmt.Fprintln(a.stdout, "no failed notifications")
 		} else {
-			fmt.Fprintln(a.stdout, "no notifications (a notify: section in a spec's agent or agent serve's configuration makes them)")
+			fmt.Fprintln(a.stdout, "no notifications (a notify: section in a spec's agent or agentctl serve's configuration makes them)")
 		}
 		return nil
 	}
@@ -226,7 +229,11 @@ may drop it. An unknown id exits 2.`,
 				return err
 			}
 			res := outbox.Result{}
-			if n.Source == store.SourceSpec {
+			if n.Source != store.SourceSpec {
+				fmt.Fprintf(a.stdout, "notification %s is pending again: agentctl serve sends its configuration's own\n", n.ID)
+				return nil
+			}
+			{
 				e := engine.New(db, engine.Config{})
 				b := specOutbox(outboxOptions(db, e, slog.New(slog.DiscardHandler)), e)
 				if res, err = b.Deliver(cmd.Context(), []string{n.ID}); err != nil {

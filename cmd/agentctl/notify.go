@@ -60,7 +60,7 @@ func describeCall(e *engine.Engine) func(ctx context.Context, r *store.Run, c *s
 		case c.Kind == store.KindSuspend:
 			m.Why = "the tool suspended itself and waits for resume data"
 		case !c.Gate.Zero():
-			m.Why = gateText(c.Gate)
+			m.Why = c.Gate.Phrase()
 		}
 		if c.GateError != "" {
 			m.Why += " (" + c.GateError + ")"
@@ -78,26 +78,27 @@ func (a *app) notifyOnce(ctx context.Context, command string) {
 	if a.db == nil || a.remote != nil || a.dbOpts.ReadOnly || a.dbOpts.Inspect || !slices.Contains(transitions, command) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	e := a.lastEngine() // its compiled specs are the runs' it made
 	if e == nil {
 		e = engine.New(a.db, engine.Config{})
 	}
 	o := outboxOptions(a.db, e, nil)
-	o.Timeout = 5 * time.Second
+	o.Timeout = 3 * time.Second
 	b := specOutbox(o, e)
 	ids, err := b.Queue(ctx)
-	if err == nil && len(ids) > 0 {
-		var res outbox.Result
-		res, err = b.Deliver(ctx, ids)
-		if n := res.Retrying + res.Failed; n > 0 {
-			fmt.Fprintf(a.stderr, "agentctl: note: %d %s not delivered (agentctl notifications --failed shows why; a worker, agentctl serve or agentctl notifications deliver tries again)\n",
-				n, plural(n, "notification", "notifications"))
-		}
-	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "agentctl: note: notifications not delivered: %s\n", oneLine(err.Error(), 300))
+		fmt.Fprintf(a.stderr, "agentctl: note: notifications not queued: %s\n", oneLine(err.Error(), 300))
+		return
+	}
+	if len(ids) == 0 {
+		return
+	}
+	res, _ := b.Deliver(ctx, ids) // a deadline cuts it short: what was not tried stays pending
+	if n := len(ids) - res.Delivered; n > 0 {
+		fmt.Fprintf(a.stderr, "agentctl: note: %d of %d %s not delivered (agentctl notifications shows why; a worker, agentctl serve or agentctl notifications deliver tries again)\n",
+			n, len(ids), plural(len(ids), "notification", "notifications"))
 	}
 }
 

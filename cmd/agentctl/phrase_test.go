@@ -96,8 +96,8 @@ func TestGateText(t *testing.T) {
 		"not required: the server marks get read-only (autoApproveReadOnly)",
 		"something else",
 	} {
-		if got := gateText(store.DecodeGate(text)); got != text {
-			t.Errorf("gateText(DecodeGate(%q)) = %q", text, got)
+		if got := store.DecodeGate(text).Phrase(); got != text {
+			t.Errorf("Phrase(DecodeGate(%q)) = %q", text, got)
 		}
 	}
 }

@@ -125,7 +125,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 		for _, c := range d.Calls {
 			fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, escaped(string(c.Args), false))
 			if c.Gate != nil {
-				fmt.Fprintf(w, "      approval: %s\n", gateText(*c.Gate))
+				fmt.Fprintf(w, "      approval: %s\n", c.Gate.Phrase())
 			}
 			if c.GateError != "" {
 				fmt.Fprintf(w, "      requireApproval failed: %s\n", c.GateError)

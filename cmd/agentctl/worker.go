@@ -23,6 +23,9 @@ worker renews, and released when it suspends, ends or the worker stops.
 A worker that dies loses its leases; another takes its runs over, and a
 call it was executing is reported interrupted, never run again silently.
 
+A worker also delivers the notifications of the runs' notify: targets
+(docs/notifications.md), with the secrets of its own environment.
+
 On PostgreSQL workers wake on LISTEN/NOTIFY; on SQLite (one machine) they
 look for work every --poll. SIGTERM or Ctrl-C stops a worker gracefully:
 it claims nothing more, the tool in flight finishes for up to --grace

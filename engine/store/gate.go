@@ -127,3 +127,58 @@ func parseReasons(s string) []Reason {
 	}
 	return out
 }
+
+// Phrase says why a call needed approval, or none, as show and the
+// inbox say it: "required by tool requireApproval".
+func (g Gate) Phrase() string {
+	why := make([]string, len(g.Reasons))
+	for i, r := range g.Reasons {
+		why[i] = r.phrase()
+	}
+	all := strings.Join(why, ", ")
+	switch g.Verdict {
+	case GateRequired:
+		return "required by " + all
+	case GateGranted:
+		return "approved for the rest of the run (approve --always); would need: " + all
+	case GateDelegation:
+		return "delegation to sub-agent " + g.detail()
+	case GateFree:
+		if len(g.Reasons) == 1 && g.Reasons[0].Kind == ReasonReadOnly {
+			return "not required: the server marks " + g.detail() + " read-only (autoApproveReadOnly)"
+		}
+		return "not required: " + all
+	}
+	return all
+}
+
+// phrase says one reason of a gate's verdict.
+func (r Reason) phrase() string {
+	switch r.Kind {
+	case ReasonTool:
+		return "tool requireApproval"
+	case ReasonCondition:
+		return "requireApproval " + r.Detail
+	case ReasonServer:
+		return "mcp requireApproval " + r.Detail
+	case ReasonFailed:
+		return "requireApproval failed to evaluate"
+	case ReasonAgent:
+		return "agent requireToolApproval"
+	case ReasonRun:
+		return "run --require-approval"
+	case ReasonFalse:
+		return "requireApproval " + r.Detail + " is false"
+	case ReasonReadOnly:
+		return r.Detail + " is read-only"
+	}
+	return r.Detail
+}
+
+// detail is the detail of a gate's first reason.
+func (g Gate) detail() string {
+	if len(g.Reasons) == 0 {
+		return ""
+	}
+	return g.Reasons[0].Detail
+}

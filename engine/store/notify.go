@@ -67,7 +67,7 @@ type NotifyClaim struct {
 // NotificationFilter selects notifications to list.
 type NotificationFilter struct {
 	Status NotificationStatus // "": any
-	RunID  string             // "": any run
+	RunID  string             // "": any run; a root's id: its tree's
 	Limit  int                // 0: 100
 }
 

@@ -23,6 +23,17 @@ type Token struct {
 	RevokedAt time.Time // zero: not revoked
 }
 
+// Session is a browser's sign-in to the inbox. Its secret (the cookie)
+// is never stored: only its SHA-256 hash, which the server looks up.
+type Session struct {
+	Hash      [32]byte // SHA-256 of the cookie's secret
+	TokenHash [32]byte // the token signed in with: once it is revoked or expires, so is the session
+	User      string
+	Groups    []string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
 // FeedFilter selects the events of a feed: those of run RunID, or of the
 // runs of the tree rooted at Root, or, both empty, every event.
 type FeedFilter struct {
@@ -74,6 +85,16 @@ type ServerStore interface {
 	// error matching ErrConflict (saying when) when it is already
 	// revoked, with the token as it stands.
 	RevokeToken(ctx context.Context, prefix string, at time.Time) (*Token, error)
+
+	// CreateSession stores a new session, and forgets the sessions that
+	// have expired.
+	CreateSession(ctx context.Context, sn *Session) error
+	// SessionByHash returns the session whose secret hashes to hash,
+	// expired or not (the caller checks), or ErrNotFound.
+	SessionByHash(ctx context.Context, hash [32]byte) (*Session, error)
+	// DeleteSession forgets a session (sign-out); one not there is no
+	// error.
+	DeleteSession(ctx context.Context, hash [32]byte) error
 
 	// Feed returns events committed after cursor after ("": from the
 	// first), in commit order, each with its Cursor. An event is returned

@@ -479,9 +479,13 @@ func (e *unavailable) Is(target error) bool { return target == ErrUnavailable }
 type AmbiguousError struct {
 	Prefix  string
 	Matches []string // some of the matching ids
+	What    string   // what the ids are of: "" for runs, "notification"
 }
 
 func (e *AmbiguousError) Error() string {
+	if e.What != "" {
+		return fmt.Sprintf("%s id %q is ambiguous: it matches several", e.What, e.Prefix)
+	}
 	return fmt.Sprintf("run id %q is ambiguous: it matches several runs", e.Prefix)
 }
 

@@ -101,6 +101,7 @@ const (
 	eventFields   = 3 // sqlstore.EventFieldsMigration
 	resultObjects = 4 // structured results
 	serverSchema  = 5 // tokens, decisions.via, the inbox index, events.xid
+	notifySchema  = 6 // notifications, their cursors, sessions
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -112,6 +113,7 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		resultObjects: `ALTER TABLE calls DROP COLUMN result_object`,
 		serverSchema: `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via;
 			DROP INDEX events_feed; ALTER TABLE events DROP COLUMN xid`,
+		notifySchema: `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

@@ -91,6 +91,7 @@ const (
 	eventFields   = 6 // sqlstore.EventFieldsMigration
 	resultObjects = 7 // resultObjectMigration
 	serverSchema  = 8 // tokens, decisions.via, the inbox index
+	notifySchema  = 9 // notifications, their cursors, sessions
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -100,6 +101,7 @@ func rewind(t *testing.T, db *DB, v int) {
 	undo := map[int]string{
 		resultObjects: `ALTER TABLE calls DROP COLUMN result_object`,
 		serverSchema:  `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via`,
+		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {

@@ -11,7 +11,8 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-// NotifyMigration is the outbox's schema on both backends, given how
+// NotifyMigration is the outbox's schema, and the inbox's sessions', on
+// both backends, given how
 // the backend writes an id column (its prefixes are looked up by range)
 // and the cursor of the end of the feed (FeedEnd's query), where
 // SourceSpec starts: a database upgraded with history does not notify
@@ -44,7 +45,15 @@ const notifyMigration = `CREATE TABLE notifications (
 		source      TEXT PRIMARY KEY,
 		feed_cursor TEXT NOT NULL
 	);
-	INSERT INTO notify_cursors(source, feed_cursor) VALUES ('spec', (FEED_END));`
+	INSERT INTO notify_cursors(source, feed_cursor) VALUES ('spec', (FEED_END));
+	CREATE TABLE sessions (
+		hash        ID_TYPE PRIMARY KEY,
+		token_hash  TEXT NOT NULL,
+		user_name   TEXT NOT NULL,
+		user_groups TEXT NOT NULL DEFAULT '[]',
+		created_at  BIGINT NOT NULL,
+		expires_at  BIGINT NOT NULL
+	);`
 
 // Queries of the end of the feed, also the migration's.
 const (
@@ -234,7 +243,7 @@ func (s *DB) Notifications(ctx context.Context, f store.NotificationFilter) ([]*
 		where, args = append(where, `status = ?`), append(args, string(f.Status))
 	}
 	if f.RunID != "" {
-		where, args = append(where, `run_id = ?`), append(args, f.RunID)
+		where, args = append(where, `run_id IN (SELECT id FROM runs WHERE id = ? OR root_id = ?)`), append(args, f.RunID, f.RunID)
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -285,7 +294,7 @@ func (s *DB) Redeliver(ctx context.Context, prefix string, now time.Time) (*stor
 		case len(found) == 0:
 			return &store.NotFoundError{What: fmt.Sprintf("no notification %q (agentctl notifications lists them)", prefix)}
 		case len(found) > 1:
-			return fmt.Errorf("notification id %q matches several (%s, %s, ...): give more of it", prefix, found[0].ID, found[1].ID)
+			return &store.AmbiguousError{Prefix: prefix, Matches: []string{found[0].ID, found[1].ID}, What: "notification"}
 		}
 		n = found[0]
 		n.Status, n.Attempts, n.NextAt, n.LastError, n.DeliveredAt, n.UpdatedAt = store.NotifyPending, 0, now, "", time.Time{}, now

@@ -344,3 +344,38 @@ func testStats(e *env) {
 		e.e("oldest waiting approval: %v, want %v", st.OldestWaiting, want)
 	}
 }
+
+// Sessions are stored by hash, found by hash, forgotten at sign-out,
+// and those expired are dropped as others are made.
+func testSessions(e *env) {
+	s := server(e)
+	now := e.clock.now()
+	a := &store.Session{Hash: sha256.Sum256([]byte("a")), TokenHash: sha256.Sum256([]byte("tok1")), User: "alice", Groups: []string{"sre"}, ExpiresAt: now.Add(time.Hour)}
+	if err := s.CreateSession(e.ctx, a); err != nil {
+		e.t.Fatal(err)
+	}
+	got, err := s.SessionByHash(e.ctx, a.Hash)
+	if err != nil || got.User != "alice" || got.TokenHash != a.TokenHash || strings.Join(got.Groups, ",") != "sre" || !got.ExpiresAt.Equal(a.ExpiresAt) {
+		e.e("SessionByHash: %+v, %v", got, err)
+	}
+	if _, err := s.SessionByHash(e.ctx, sha256.Sum256([]byte("nope"))); !errors.Is(err, store.ErrNotFound) {
+		e.e("an unknown session: %v", err)
+	}
+	e.clock.add(2 * time.Hour)
+	b := &store.Session{Hash: sha256.Sum256([]byte("b")), TokenHash: sha256.Sum256([]byte("tok2")), User: "bob", ExpiresAt: e.clock.now().Add(time.Hour)}
+	if err := s.CreateSession(e.ctx, b); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := s.SessionByHash(e.ctx, a.Hash); !errors.Is(err, store.ErrNotFound) {
+		e.e("an expired session outlived the next sign-in: %v", err)
+	}
+	if err := s.DeleteSession(e.ctx, b.Hash); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := s.SessionByHash(e.ctx, b.Hash); !errors.Is(err, store.ErrNotFound) {
+		e.e("a session after sign-out: %v", err)
+	}
+	if err := s.DeleteSession(e.ctx, b.Hash); err != nil {
+		e.e("signing out twice: %v", err)
+	}
+}

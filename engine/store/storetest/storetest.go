@@ -84,6 +84,7 @@ func Run(t *testing.T, b Backend) {
 		{"Stats", testStats},
 		{"Via", testVia},
 		{"NotifyOutbox", testNotifyOutbox},
+		{"Sessions", testSessions},
 		{"NotifyClaimRace", testNotifyClaimRace},
 	}
 	for _, tc := range tests {

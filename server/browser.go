@@ -1,0 +1,165 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// This file is what the browser inbox (package server/web) needs of the
+// server: sign-in sessions, the identity of a browser's request, and
+// calls of the /v1 routes in-process as a principal, so that the inbox
+// decides through the very routes, roles, approver policy and audit the
+// API does.
+
+// SessionCookie is the name of the inbox's session cookie.
+const SessionCookie = "agentctl_session"
+
+// SessionTTL is the longest a session lasts; never past its token's
+// expiry.
+const SessionTTL = 12 * time.Hour
+
+// sessionPrefix starts every session secret.
+const sessionPrefix = "ags_"
+
+// ErrSignIn is a sign-in refused: the token is malformed, unknown,
+// revoked or expired (which is not said).
+var ErrSignIn = errors.New("invalid, expired or revoked token")
+
+// SignIn checks a token and starts a session for its user: the cookie's
+// value, and when it expires.
+func (s *Server) SignIn(ctx context.Context, secret string) (cookie string, expires time.Time, err error) {
+	p, err := s.bearer(ctx, "Bearer "+strings.TrimSpace(secret))
+	if err != nil {
+		var ae *authError
+		if errors.As(err, &ae) {
+			return "", time.Time{}, ErrSignIn
+		}
+		return "", time.Time{}, err
+	}
+	var b [32]byte
+	rand.Read(b[:])
+	cookie = sessionPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	expires = s.now().Add(SessionTTL)
+	if p.expires.Before(expires) {
+		expires = p.expires
+	}
+	sn := &store.Session{Hash: sha256.Sum256([]byte(cookie)), TokenHash: p.hash, User: p.Name, Groups: p.Groups, ExpiresAt: expires}
+	if err := s.store.CreateSession(ctx, sn); err != nil {
+		return "", time.Time{}, err
+	}
+	return cookie, expires, nil
+}
+
+// SignOut ends the session of a cookie.
+func (s *Server) SignOut(ctx context.Context, cookie string) error {
+	return s.store.DeleteSession(ctx, sha256.Sum256([]byte(cookie)))
+}
+
+// Browser identifies the caller of a browser's request: its session
+// cookie (while the session and its token last), else the trusted
+// proxy's header. It returns the principal and the secret its CSRF
+// tokens derive from (the session's; for the proxy's user, key, the
+// caller's own per-browser cookie). No credentials is an error.
+func (s *Server) Browser(r *http.Request) (*Principal, error) {
+	if c, err := r.Cookie(SessionCookie); err == nil && strings.HasPrefix(c.Value, sessionPrefix) {
+		sn, err := s.store.SessionByHash(r.Context(), sha256.Sum256([]byte(c.Value)))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return nil, err
+		case s.now().Before(sn.ExpiresAt):
+			t, err := s.store.TokenByHash(r.Context(), sn.TokenHash)
+			if err == nil && t.RevokedAt.IsZero() && s.now().Before(t.ExpiresAt) {
+				return &Principal{Name: sn.User, Groups: sn.Groups, Via: ViaToken, hash: sn.TokenHash, expires: sn.ExpiresAt}, nil
+			}
+		}
+	}
+	if h := s.proxyHeader(); h != "" {
+		name := strings.TrimSpace(r.Header.Get(h))
+		if name != "" && s.trustsProxy(r, peerFrom(r)) {
+			q := r.Clone(r.Context())
+			q.Header = http.Header{h: {name}}
+			return s.authenticate(q)
+		}
+	}
+	return nil, &authError{msg: "not signed in"}
+}
+
+// CSRF returns the token a browser's state-changing request must carry,
+// derived from key (the session cookie, or a per-browser cookie): the
+// server keeps nothing of it.
+func CSRF(key string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte("agentctl csrf"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// CheckCSRF reports whether got is key's CSRF token.
+func CheckCSRF(key, got string) bool {
+	return key != "" && hmac.Equal([]byte(CSRF(key)), []byte(got))
+}
+
+type inProcessKey struct{}
+
+// Call serves one /v1 request in-process as p: the same routes, roles,
+// limits, approver policy and audit as over the network. body, when not
+// nil, is sent as JSON. It returns the status and the response's body.
+func (s *Server) Call(ctx context.Context, p *Principal, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("call %s %s: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req := httptest.NewRequestWithContext(context.WithValue(ctx, inProcessKey{}, p), method, path, rd)
+	req.RemoteAddr = "127.0.0.1:0"
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes(), nil
+}
+
+// inProcess returns the principal of an in-process call (Call), which
+// no network request can carry.
+func inProcess(r *http.Request) (*Principal, bool) {
+	p, ok := r.Context().Value(inProcessKey{}).(*Principal)
+	return p, ok
+}
+
+// Events serves the event stream of every run to p, a reader: the
+// inbox's live updates.
+func (s *Server) Events(w http.ResponseWriter, r *http.Request, p *Principal) {
+	if !s.has(p, RoleReader) {
+		s.writeError(w, r, forbidden("the inbox's updates need the %s role; %s has %s", RoleReader, p.Name, rolesText(s.roles.of(p))))
+		return
+	}
+	ctx, cancel := s.whileValid(r.Context(), p)
+	defer cancel()
+	s.opts.Events(w, r.WithContext(ctx), store.FeedFilter{})
+}
+
+// Has reports whether p holds a role (RoleReader, RoleApprover, ...).
+func (s *Server) Has(p *Principal, role string) bool { return s.has(p, role) }
+
+// ContentSecurityPolicy is sent with every response: scripts and styles
+// only from the server's own files, no inline script, no framing.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
