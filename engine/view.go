@@ -82,6 +82,8 @@ type CallView struct {
 	GateError string          `json:"gateError,omitempty"`
 	Payload   json.RawMessage `json:"payload,omitempty"`
 	Resume    json.RawMessage `json:"resume,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"` // when the model made it
+	UpdatedAt time.Time       `json:"updatedAt"` // its last change: its result, for a done call
 }
 
 // ResultText is the call's result as the model was told it: the text,
@@ -214,7 +216,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	d.Grants = append(d.Grants, grants...)
 	for _, c := range calls {
 		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
-			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume})
+			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
 	}
 	for _, x := range ds {
 		d.Decisions = append(d.Decisions, DecisionView{RunID: x.RunID, Path: t.runs[x.RunID].Path, CallID: x.CallID,
@@ -343,4 +345,38 @@ func (e *Engine) ShortID(ctx context.Context, id string) (string, error) {
 		}
 	}
 	return id[:lo], nil
+}
+
+// MessageView is one message of a run's conversation as the inbox shows
+// it: who said it (user, assistant, tool; the system prompt is not
+// shown), its text, and the calls an assistant's message made.
+type MessageView struct {
+	Role  string   `json:"role"`
+	Text  string   `json:"text,omitempty"`
+	Calls []string `json:"calls,omitempty"` // the call ids of an assistant's tool calls
+}
+
+// Conversation returns run id's conversation so far, without the system
+// prompt. It only reads.
+func (e *Engine) Conversation(ctx context.Context, id string) ([]MessageView, error) {
+	r, err := e.store.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := decodeState(r)
+	if err != nil {
+		return nil, fmt.Errorf("conversation of run %s: %w", id, err)
+	}
+	out := []MessageView{}
+	for _, m := range st.Messages {
+		if m.Role == "system" {
+			continue
+		}
+		v := MessageView{Role: m.Role, Text: m.Text}
+		for _, tc := range m.ToolCalls {
+			v.Calls = append(v.Calls, tc.ID)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -71,20 +72,21 @@ func (s *Server) SignOut(ctx context.Context, cookie string) error {
 
 // Browser identifies the caller of a browser's request: its session
 // cookie (while the session and its token last), else the trusted
-// proxy's header. It returns the principal and the secret its CSRF
-// tokens derive from (the session's; for the proxy's user, key, the
-// caller's own per-browser cookie). No credentials is an error.
-func (s *Server) Browser(r *http.Request) (*Principal, error) {
+// proxy's header. It returns the principal and, for a session, the
+// cookie (the key of its CSRF tokens; for the proxy's user, "": the
+// caller keys them with a per-browser cookie of its own). No
+// credentials is an error.
+func (s *Server) Browser(r *http.Request) (*Principal, string, error) {
 	if c, err := r.Cookie(SessionCookie); err == nil && strings.HasPrefix(c.Value, sessionPrefix) {
 		sn, err := s.store.SessionByHash(r.Context(), sha256.Sum256([]byte(c.Value)))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
-			return nil, err
+			return nil, "", err
 		case s.now().Before(sn.ExpiresAt):
 			t, err := s.store.TokenByHash(r.Context(), sn.TokenHash)
 			if err == nil && t.RevokedAt.IsZero() && s.now().Before(t.ExpiresAt) {
-				return &Principal{Name: sn.User, Groups: sn.Groups, Via: ViaToken, hash: sn.TokenHash, expires: sn.ExpiresAt}, nil
+				return &Principal{Name: sn.User, Groups: sn.Groups, Via: ViaToken, hash: sn.TokenHash, expires: sn.ExpiresAt}, c.Value, nil
 			}
 		}
 	}
@@ -93,10 +95,11 @@ func (s *Server) Browser(r *http.Request) (*Principal, error) {
 		if name != "" && s.trustsProxy(r, peerFrom(r)) {
 			q := r.Clone(r.Context())
 			q.Header = http.Header{h: {name}}
-			return s.authenticate(q)
+			p, err := s.authenticate(q)
+			return p, "", err
 		}
 	}
-	return nil, &authError{msg: "not signed in"}
+	return nil, "", &authError{msg: "not signed in"}
 }
 
 // CSRF returns the token a browser's state-changing request must carry,
@@ -144,8 +147,9 @@ func inProcess(r *http.Request) (*Principal, bool) {
 	return p, ok
 }
 
-// Events serves the event stream of every run to p, a reader: the
-// inbox's live updates.
+// Events serves the event stream of every run to p, a reader, from the
+// end of the feed (or after its Last-Event-ID): the inbox's live
+// updates.
 func (s *Server) Events(w http.ResponseWriter, r *http.Request, p *Principal) {
 	if !s.has(p, RoleReader) {
 		s.writeError(w, r, forbidden("the inbox's updates need the %s role; %s has %s", RoleReader, p.Name, rolesText(s.roles.of(p))))
@@ -153,6 +157,17 @@ func (s *Server) Events(w http.ResponseWriter, r *http.Request, p *Principal) {
 	}
 	ctx, cancel := s.whileValid(r.Context(), p)
 	defer cancel()
+	if r.Header.Get("Last-Event-ID") == "" {
+		// A page just rendered shows what happened so far: its stream
+		// starts at the end of the feed, not from the first event.
+		end, err := s.store.FeedEnd(ctx)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r = r.Clone(ctx)
+		r.Header.Set("Last-Event-ID", end)
+	}
 	s.opts.Events(w, r.WithContext(ctx), store.FeedFilter{})
 }
 
@@ -163,3 +178,12 @@ func (s *Server) Has(p *Principal, role string) bool { return s.has(p, role) }
 // only from the server's own files, no inline script, no framing.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Conversation returns the conversation of run id (a full id) to p, a
+// reader: the inbox's run page.
+func (s *Server) Conversation(ctx context.Context, p *Principal, id string) ([]engine.MessageView, error) {
+	if !s.has(p, RoleReader) {
+		return nil, forbidden("reading run %s needs the %s role; %s has %s", id, RoleReader, p.Name, rolesText(s.roles.of(p)))
+	}
+	return s.eng.Conversation(ctx, id)
+}

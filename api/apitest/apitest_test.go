@@ -13,7 +13,7 @@ const run = `{"runId":"01JD3F0000000000000000000A","agent":"oncall","status":"su
 "createdAt":"2026-12-01T10:00:00Z","updatedAt":"2026-12-01T10:00:01Z","rootId":"01JD3F0000000000000000000A","path":["oncall"],
 "usage":{"modelCalls":1,"inputTokens":11,"outputTokens":7},"startedBy":"alice"`
 
-const detail = run + `,"calls":[{"callId":"call_1","tool":"restart","args":{"service":"nginx"},"status":"pending","result":""}],
+const detail = run + `,"calls":[{"callId":"call_1","tool":"restart","args":{"service":"nginx"},"status":"pending","result":"","createdAt":"2026-12-01T10:00:00Z","updatedAt":"2026-12-01T10:00:00Z"}],
 "decisions":[{"runId":"01JD3F0000000000000000000A","path":["oncall"],"callId":"call_1","action":"approve","by":"bob","osUser":"bob","reason":"","at":"2026-12-01T10:00:02Z"}],"grants":[]`
 
 // respond records a response to a request of method and target.

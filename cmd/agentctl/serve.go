@@ -28,6 +28,7 @@ import (
 	"github.com/agentctl/agentctl/server"
 	"github.com/agentctl/agentctl/server/metrics"
 	"github.com/agentctl/agentctl/server/sse"
+	"github.com/agentctl/agentctl/server/web"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -207,7 +208,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 		return err
 	}
 	srv, err := server.New(server.Options{Store: ss, Engine: e, Config: cfg, Specs: specs, Log: log, Work: ctx,
-		Metrics: m.Handler(), ObserveHTTP: m.ObserveHTTP, OpenAPI: api.OpenAPI(), Events: events})
+		Metrics: m.Handler(), ObserveHTTP: m.ObserveHTTP, OpenAPI: api.OpenAPI(), Events: events, UI: web.New})
 	if err != nil {
 		return err
 	}

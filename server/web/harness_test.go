@@ -1,0 +1,229 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/sqlite"
+	"github.com/agentctl/agentctl/server"
+	"github.com/agentctl/agentctl/server/web"
+	"github.com/agentctl/agentctl/token"
+)
+
+// inboxSpec has a tool that needs approval (its runs counted in ran.log)
+// and one that suspends for a ticket.
+const inboxSpec = `version: 1
+models:
+  m:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: restart, args: {service: nginx}}]
+      - text: "done: ${{ results[0] }}"
+  r:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: release, args: {version: "2.0"}}]
+      - text: "released: ${{ results[0] }}"
+tools:
+  restart:
+    description: restart a service
+    requireApproval: true
+    input:
+      type: object
+      properties: {service: {type: string, enum: [nginx, postgres]}}
+      required: [service]
+    exec: {command: [sh, -c, 'echo "$0" >> ran.log; echo restarted "$0"', "${{ input.service }}"]}
+  release:
+    description: release a version
+    input:
+      type: object
+      properties: {version: {type: string}}
+    suspend:
+      when: ${{ resume == nil }}
+      payload: {message: "a change ticket is needed for ${{ input.version }}"}
+    resumeSchema:
+      type: object
+      properties:
+        ticket: {type: string, pattern: "^CHG-[0-9]+$", description: "the approved change ticket"}
+        risk: {type: string, enum: [low, high]}
+        urgent: {type: boolean}
+      required: [ticket]
+    exec: {command: [echo, deployed]}
+agents:
+  ops:
+    model: m
+    tools: [restart]
+  release:
+    model: r
+    tools: [release]
+`
+
+// inbox is a server with the inbox, on loopback, and its users' tokens.
+type inbox struct {
+	t      *testing.T
+	url    string
+	dir    string
+	tokens map[string]string
+}
+
+// newInbox starts a server: alice and bob approve, carol only reads.
+func newInbox(t *testing.T) *inbox {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("spec.yaml", []byte(inboxSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "agentctl.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg, err := server.ParseConfig(filepath.Join(dir, "config.yaml"), []byte(
+		"specs: [spec.yaml]\nreaders: [alice, bob, carol]\nrunners: [alice]\napprovers: [alice, bob]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(db, engine.Config{})
+	specs := server.NewSpecs(cfg.Specs, 4<<20, e.Compile)
+	if err := specs.Load(slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Store: db, Engine: e, Config: cfg, Specs: specs, UI: web.New})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { hs.Close(); srv.Stop(); srv.Wait() })
+	in := &inbox{t: t, url: hs.URL, dir: dir, tokens: map[string]string{}}
+	for _, u := range []string{"alice", "bob", "carol"} {
+		secret, hash := token.New()
+		if err := db.CreateToken(ctx, &store.Token{User: u, Hash: hash, CreatedBy: "test", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		in.tokens[u] = secret
+	}
+	return in
+}
+
+// api calls the server's /v1 as alice and decodes the JSON answer.
+func (in *inbox) api(method, path, body string) map[string]any {
+	in.t.Helper()
+	req, _ := http.NewRequest(method, in.url+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+in.tokens["alice"])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		in.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return out
+}
+
+// start starts a run of agent and returns its id once it is suspended.
+func (in *inbox) start(agent string) string {
+	in.t.Helper()
+	out := in.api("POST", "/v1/runs", `{"agent": "`+agent+`", "input": "go"}`)
+	if out["status"] != "suspended" {
+		in.t.Fatalf("run of %s: %v, want suspended", agent, out)
+	}
+	return out["runId"].(string)
+}
+
+// status is a run's status.
+func (in *inbox) status(id string) string {
+	in.t.Helper()
+	return in.api("GET", "/v1/runs/"+id, "")["status"].(string)
+}
+
+// ran is how many times the restart tool ran.
+func (in *inbox) ran() int {
+	b, _ := os.ReadFile(filepath.Join(in.dir, "ran.log"))
+	return bytes.Count(b, []byte("\n"))
+}
+
+// browser is a Chromium of its own (its own cookies), headless.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("headless", "new"), chromedp.WindowSize(1100, 1400))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancel3)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// chromium finds Chromium: skipped without it, unless
+// AGENTCTL_REQUIRE_BROWSER=1 (CI), which fails instead.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("AGENTCTL_REQUIRE_BROWSER") == "1" {
+		t.Fatal("Chromium is not installed (apt-get install chromium), and AGENTCTL_REQUIRE_BROWSER=1")
+	}
+	t.Skip("Chromium is not installed (apt-get install chromium); AGENTCTL_REQUIRE_BROWSER=1 makes this a failure")
+	return ""
+}
+
+// signIn signs user in at /login.
+func (in *inbox) signIn(ctx context.Context, user string) {
+	in.t.Helper()
+	run(in.t, ctx,
+		chromedp.Navigate(in.url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#token`)),
+		chromedp.SendKeys(chromedp.CSS(`#token`), in.tokens[user]),
+		chromedp.Submit(chromedp.CSS(`#token`)),
+		chromedp.WaitVisible(chromedp.CSS(`#inbox`)),
+	)
+}
+
+// run runs browser actions, failing the test at the first that fails.
+func run(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// text is the text of the first element matching a CSS selector, once
+// it shows.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	run(t, ctx, chromedp.WaitVisible(chromedp.CSS(sel)))
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,204 @@
+// Package web is the approval inbox agentctl serve shows a browser: the
+// calls waiting for a human across runs and trees, live; a page per run
+// with its conversation, calls, decisions and tree; and forms that
+// approve (arguments edited or not), decline, resume, retry and resolve.
+//
+// Pages are rendered on the server (html/template) with the assets
+// embedded; the one script only refreshes the inbox as events arrive.
+// Every decision goes through the server's own /v1 routes, in-process,
+// as the signed-in user (server.Server.Call): the same roles, approver
+// policy, audit and race guarantees as the API and the CLI. A browser
+// signs in with a token into a session cookie (HttpOnly, Secure,
+// SameSite=Lax), or is identified by the trusted proxy's header; every
+// state-changing request but POST /login carries a CSRF token derived
+// from the session (or, behind the proxy, from a per-browser cookie).
+package web
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/server"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// csrfCookie keys the CSRF tokens of a browser behind the trusted proxy,
+// which has no session.
+const csrfCookie = "agentctl_csrf"
+
+// UI serves the inbox.
+type UI struct {
+	s    *server.Server
+	t    *template.Template
+	mux  *http.ServeMux
+	now  func() time.Time
+	root string // the URL path the UI is served under: "" for /
+}
+
+// New returns the inbox of s, for server.Options.UI.
+func New(s *server.Server) http.Handler {
+	u := &UI{s: s, now: time.Now, mux: http.NewServeMux()}
+	u.t = template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, "templates/*.html"))
+	assets, _ := fs.Sub(assetFS, "assets")
+	u.handle("GET /{$}", u.inbox)
+	u.handle("GET /runs/{id}", u.run)
+	u.handle("POST /runs/{id}/calls/{call}/{action}", u.decide)
+	u.handle("POST /logout", u.logout)
+	u.handle("GET /events", u.events)
+	u.mux.HandleFunc("GET /login", u.route("GET /login", u.loginForm))
+	u.mux.HandleFunc("POST /login", u.route("POST /login", u.login))
+	u.mux.Handle("GET /assets/", u.route("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)).ServeHTTP))
+	u.mux.HandleFunc("/", u.route("ui 404", func(w http.ResponseWriter, r *http.Request) {
+		u.page(w, r, http.StatusNotFound, "error", &view{Title: "Not found", Error: &problem{Message: "no such page: " + r.URL.Path}})
+	}))
+	return u.mux
+}
+
+// route names a route for the server's log and metrics.
+func (u *UI) route(pattern string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		server.Route(r, pattern)
+		h(w, r)
+	}
+}
+
+// who is a signed-in browser: its principal and the key its CSRF tokens
+// derive from.
+type who struct {
+	p   *server.Principal
+	key string
+}
+
+// handle registers a page for signed-in browsers: one that is not is
+// sent to /login, and a POST without the CSRF token is refused (403)
+// before anything is done.
+func (u *UI) handle(pattern string, h func(w http.ResponseWriter, r *http.Request, me who)) {
+	u.mux.HandleFunc(pattern, u.route(pattern, func(w http.ResponseWriter, r *http.Request) {
+		p, session, err := u.s.Browser(r)
+		if err != nil {
+			if r.Method == http.MethodGet && r.URL.Path != "/events" {
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			u.page(w, r, http.StatusUnauthorized, "error", &view{Title: "Sign in", Error: &problem{Message: "not signed in", Hint: "sign in at /login"}})
+			return
+		}
+		me := who{p: p, key: session}
+		if session == "" {
+			me.key = u.csrfKey(w, r)
+		}
+		if r.Method == http.MethodPost {
+			if err := u.checkPost(r, me); err != nil {
+				u.page(w, r, http.StatusForbidden, "error", &view{Me: &me, Title: "Refused", Error: &problem{Message: err.Error()}})
+				return
+			}
+		}
+		h(w, r, me)
+	}))
+}
+
+// csrfKey is what the CSRF tokens of a browser without a session (the
+// proxy's user) derive from: its own per-browser cookie, made now if it
+// has none.
+func (u *UI) csrfKey(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
+		return c.Value
+	}
+	v := randomKey()
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: v, Path: "/", HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+	return v
+}
+
+// checkPost refuses a state-changing request without the CSRF token, or
+// from another origin.
+func (u *UI) checkPost(r *http.Request, me who) error {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		if ou, err := url.Parse(o); err != nil || ou.Host != r.Host {
+			return fmt.Errorf("a request from another site (%s) is refused", o)
+		}
+	}
+	r.Body = http.MaxBytesReader(nil, r.Body, 2<<20)
+	if err := r.ParseForm(); err != nil {
+		return fmt.Errorf("the form could not be read: %v", err)
+	}
+	if !server.CheckCSRF(me.key, r.PostForm.Get("csrf")) {
+		return errors.New("the form's CSRF token is missing or wrong: reload the page and try again")
+	}
+	return nil
+}
+
+// view is what every template renders.
+type view struct {
+	Me      *who
+	User    string // who is signed in
+	CSRF    string
+	Title   string
+	Flash   string
+	Error   *problem
+	Inbox   *inboxView
+	Run     *runView
+	Login   *loginView
+	Partial bool
+}
+
+// problem is an error shown on a page: the API's message and hint, and
+// its details by JSON pointer.
+type problem struct {
+	Message string
+	Hint    string
+	Details []api.Detail
+}
+
+// page renders a whole page, or with Partial the inbox's list alone.
+func (u *UI) page(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
+	if v.Me != nil {
+		v.CSRF, v.User = server.CSRF(v.Me.key), v.Me.p.Name
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	tmpl := name
+	if v.Partial {
+		tmpl = name + "-list"
+	}
+	if err := u.t.ExecuteTemplate(w, tmpl, v); err != nil {
+		fmt.Fprintf(w, "<p>the page could not be rendered: %s</p>", template.HTMLEscapeString(err.Error()))
+	}
+}
+
+// apiCall calls a /v1 route as me and decodes a 2xx body into out; any
+// other answer is a *problem with its status.
+func (u *UI) apiCall(r *http.Request, me who, method, path string, body, out any) (int, *problem) {
+	status, b, err := u.s.Call(r.Context(), me.p, method, path, body)
+	if err != nil {
+		return http.StatusInternalServerError, &problem{Message: err.Error()}
+	}
+	if status/100 == 2 {
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				return http.StatusInternalServerError, &problem{Message: "the server's answer could not be read: " + err.Error()}
+			}
+		}
+		return status, nil
+	}
+	var e api.ErrorBody
+	if json.Unmarshal(b, &e) != nil || e.Error.Message == "" {
+		return status, &problem{Message: strings.TrimSpace(string(b))}
+	}
+	return status, &problem{Message: e.Error.Message, Hint: e.Error.Hint, Details: e.Error.Details}
+}
