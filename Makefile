@@ -8,7 +8,7 @@ GO      ?= go
 BIN     := bin/agentctl
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test bench crash fuzz demo clean
+.PHONY: build test bench crash fuzz demo screenshots clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/agentctl
@@ -39,6 +39,12 @@ fuzz:
 	$(GO) test ./spec/ -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spec/tmpl/ -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine/ -run '^$$' -fuzz '^FuzzResumeData$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+
+# The inbox's pictures in docs/img (inbox, a run page, a resume form),
+# taken in headless Chromium from a server the test starts.
+screenshots:
+	AGENTCTL_SCREENSHOTS=$(CURDIR)/docs/img AGENTCTL_REQUIRE_BROWSER=1 $(GO) test ./server/web/ -run '^TestScreenshots$$' -count=1 -v
 
 # The crash harness, long: 1000 agentctl processes SIGKILLed at random
 # moments (CRASH_SEED picks the sequence); make test runs 50.

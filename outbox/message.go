@@ -71,7 +71,7 @@ func (b *Outbox) link(runID, callID string) string {
 	}
 	u := strings.TrimRight(b.o.PublicURL, "/") + "/runs/" + url.PathEscape(runID)
 	if callID != "" {
-		u += "#" + url.PathEscape(callID)
+		u += "#call-" + url.PathEscape(runID) + "-" + url.PathEscape(callID) // the call's form on the page
 	}
 	return u
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -31,20 +32,23 @@ import (
 // apireqMain is the apireq program of the scenarios: one HTTP request
 // to agentctl serve, its body on stdout.
 //
-//	apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] METHOD URL [BODY|@FILE]
+//	apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] [-include] METHOD URL [BODY|@FILE]
 //
 // URL is the server's base URL and a path (with -socket, a path alone).
 // With -events, it reads an event stream's first N events, then hangs
 // up (GET /v1/events never ends by itself). @FILE sends FILE's bytes.
 // It exits 0 when the status is N (default: any 2xx), else 1, saying
 // the status on stderr; 3 when the response is not what the OpenAPI
-// document (api.OpenAPI) says the route answers, whatever its status.
+// document (api.OpenAPI) says the route answers, whatever its status
+// (for the routes it documents: the inbox's pages are not the API).
+// With -include the status line and headers come first, as curl -i.
 func apireqMain() int {
 	fs := flag.NewFlagSet("apireq", flag.ContinueOnError)
 	want := fs.Int("status", 0, "")
 	socket := fs.String("socket", "", "")
 	tok := fs.String("token", "", "")
 	events := fs.Int("events", 0, "")
+	include := fs.Bool("include", false, "")
 	var headers []string
 	fs.Func("H", "", func(s string) error { headers = append(headers, s); return nil })
 	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() < 2 || fs.NArg() > 3 {
@@ -52,12 +56,13 @@ func apireqMain() int {
 		return 2
 	}
 	url := fs.Arg(1)
-	client := http.DefaultClient
+	// Redirects are answers to check, not to follow.
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	if *socket != "" {
 		url = "http://agentctl" + url
-		client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		client.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", *socket)
-		}}}
+		}}
 	}
 	var body io.Reader
 	if fs.NArg() == 3 {
@@ -93,6 +98,15 @@ func apireqMain() int {
 	}
 	defer resp.Body.Close()
 	got, err := readBody(resp.Body, *events)
+	if *include {
+		fmt.Printf("%s %s\n", resp.Proto, resp.Status)
+		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
+			for _, v := range resp.Header[k] {
+				fmt.Printf("%s: %s\n", k, v)
+			}
+		}
+		fmt.Println()
+	}
 	os.Stdout.Write(got)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -106,7 +120,9 @@ func apireqMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	if problems := c.Problems(req, resp, got); len(problems) > 0 {
+	if !documented(req.URL.Path) {
+		// An inbox page: not the API.
+	} else if problems := c.Problems(req, resp, got); len(problems) > 0 {
 		fmt.Fprintf(os.Stderr, "apireq: the response is not what the OpenAPI document says:\n%s\n", strings.Join(problems, "\n"))
 		return 3
 	}
@@ -114,6 +130,12 @@ func apireqMain() int {
 		return 0
 	}
 	return 1
+}
+
+// documented reports whether the OpenAPI document covers a path: the
+// API under /v1 and the health and metrics routes.
+func documented(path string) bool {
+	return strings.HasPrefix(path, "/v1/") || path == "/healthz" || path == "/readyz" || path == "/metrics"
 }
 
 // readBody reads a whole body or, with events > 0, an event stream's
