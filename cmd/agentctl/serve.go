@@ -35,7 +35,10 @@ import (
 const serveHelp = `Serve owns the database and serves agentctl's JSON HTTP API under /v1:
 approvers, bots and the CLI (--server) decide from anywhere, and identity
 and the approver policy are enforced here, not in each caller's process.
-It advances runs with the engine's worker pool, as agentctl worker does.
+It advances runs with the engine's worker pool, as agentctl worker does,
+shows approvers a browser inbox at / (sign in with a token;
+docs/inbox.md), and delivers the notifications of its configuration's
+notify: targets and of the runs' own (docs/notifications.md).
 
 Callers are identified by the Unix socket's peer (its OS user, from the
 kernel), by a bearer token (agentctl token create), or by the header of a
