@@ -171,6 +171,9 @@ failed: agentctl notifications --failed).`,
 		Example: `  */5 * * * * WEBHOOK_SECRET=... agentctl notifications deliver`,
 		Args:    argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.existingDB(); err != nil {
+				return err
+			}
 			db, err := a.store(cmd.Context())
 			if err != nil {
 				return err
@@ -220,6 +223,9 @@ may drop it. An unknown id exits 2.`,
 		Example: `  agentctl notifications redeliver ntf_3f9a2c`,
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.existingDB(); err != nil {
+				return err
+			}
 			db, err := a.store(cmd.Context())
 			if err != nil {
 				return err

@@ -116,6 +116,7 @@ func (a *app) serveOutboxes(ctx context.Context, ss store.ServerStore, e *engine
 	if cfg.PublicURL != "" {
 		o.PublicURL = cfg.PublicURL
 	}
+	o.Describe = withServerApprovers(o.Describe, cfg.Approvers)
 	boxes := []*outbox.Outbox{specOutbox(o, e)}
 	if len(cfg.Notify) > 0 {
 		o.Source = store.SourceServer
@@ -187,4 +188,32 @@ func (a *app) lastEngine() *engine.Engine {
 		return nil
 	}
 	return a.engines[len(a.engines)-1]
+}
+
+// withServerApprovers says who may decide a call whose spec names no
+// approvers: the server's approvers role.
+func withServerApprovers(describe func(context.Context, *store.Run, *store.Call, *notify.Call) error, approvers []string) func(context.Context, *store.Run, *store.Call, *notify.Call) error {
+	return func(ctx context.Context, r *store.Run, c *store.Call, m *notify.Call) error {
+		if err := describe(ctx, r, c, m); err != nil {
+			return err
+		}
+		if len(m.Approvers) == 0 {
+			m.Approvers = slices.Clone(approvers)
+		}
+		return nil
+	}
+}
+
+// existingDB refuses to make a database for a command that only works
+// on one that exists (a cron line with a wrong path must not create an
+// empty file and report that all is sent).
+func (a *app) existingDB() error {
+	path, err := dbPath(a.dbPath)
+	if err != nil || backend.IsPostgres(path) {
+		return err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%w: database %s does not exist (check --db or $AGENTCTL_DB)", store.ErrCannotWrite, path)
+	}
+	return nil
 }
