@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,16 +41,39 @@ const sessionPrefix = "ags_"
 // revoked or expired (which is not said).
 var ErrSignIn = errors.New("invalid, expired or revoked token")
 
-// SignIn checks a token and starts a session for its user: the cookie's
-// value, and when it expires.
-func (s *Server) SignIn(ctx context.Context, secret string) (cookie string, expires time.Time, err error) {
+// ErrSignInLimited is a sign-in refused because too many failed from
+// the same address: guessing goes no faster there than on the API.
+var ErrSignInLimited = errors.New("too many failed sign-ins from this address; wait a minute")
+
+// ErrCrossSite is a sign-in posted from another site (login CSRF: a
+// page signing its visitor in as someone else).
+var ErrCrossSite = errors.New("a sign-in from another site is refused")
+
+// SignIn checks the token a sign-in form r posted and starts a session
+// for its user: the cookie's value, and when it expires. Failures spend
+// the address's bucket of failed authentications, as on the API (a valid
+// token passes whatever the bucket); a form posted from another site is
+// refused.
+func (s *Server) SignIn(r *http.Request, secret string) (cookie string, expires time.Time, err error) {
+	if crossSite(r) {
+		return "", time.Time{}, ErrCrossSite
+	}
+	ctx := r.Context()
 	p, err := s.bearer(ctx, "Bearer "+strings.TrimSpace(secret))
 	if err != nil {
 		var ae *authError
-		if errors.As(err, &ae) {
-			return "", time.Time{}, ErrSignIn
+		if !errors.As(err, &ae) {
+			return "", time.Time{}, err
 		}
-		return "", time.Time{}, err
+		// As on the API: once the address's bucket of failures is spent,
+		// a failure answers "too many", and a valid token still passes.
+		failed := failedKey(r)
+		spent := s.limit.spent(failed)
+		s.limit.bucket(failed).Allow()
+		if spent {
+			return "", time.Time{}, ErrSignInLimited
+		}
+		return "", time.Time{}, ErrSignIn
 	}
 	var b [32]byte
 	rand.Read(b[:])
@@ -86,7 +110,8 @@ func (s *Server) Browser(r *http.Request) (*Principal, string, error) {
 		case s.now().Before(sn.ExpiresAt):
 			t, err := s.store.TokenByHash(r.Context(), sn.TokenHash)
 			if err == nil && t.RevokedAt.IsZero() && s.now().Before(t.ExpiresAt) {
-				return &Principal{Name: sn.User, Groups: sn.Groups, Via: ViaToken, hash: sn.TokenHash, expires: sn.ExpiresAt}, c.Value, nil
+				return &Principal{Name: sn.User, Groups: sn.Groups, Via: ViaToken, hash: sn.TokenHash, expires: sn.ExpiresAt,
+					session: sn.Hash}, c.Value, nil
 			}
 		}
 	}
@@ -102,18 +127,43 @@ func (s *Server) Browser(r *http.Request) (*Principal, string, error) {
 	return nil, "", &authError{msg: "not signed in"}
 }
 
-// CSRF returns the token a browser's state-changing request must carry,
-// derived from key (the session cookie, or a per-browser cookie): the
-// server keeps nothing of it.
-func CSRF(key string) string {
-	m := hmac.New(sha256.New, []byte(key))
-	m.Write([]byte("agentctl csrf"))
+// crossSite reports whether a browser says a request comes from
+// another site: its Origin is another host (or "null", an opaque
+// origin), or its Sec-Fetch-Site says cross-site.
+func crossSite(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return true
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	return o == "null" || !sameOrigin(o, r)
+}
+
+// CSRF returns the token p's state-changing requests must carry. For a
+// session it is derived from the session's cookie, a secret the server
+// made and holds the hash of (any server of the database checks it);
+// behind the proxy, from key (a per-browser cookie, which anyone able to
+// plant a cookie could choose), p's name and a secret of this process,
+// so that no token can be made without the server.
+func (s *Server) CSRF(p *Principal, key string) string {
+	var m hash.Hash
+	if p.session != ([32]byte{}) {
+		m = hmac.New(sha256.New, []byte(key))
+		m.Write([]byte("agentctl csrf"))
+	} else {
+		m = hmac.New(sha256.New, s.csrfKey[:])
+		m.Write([]byte(key + "\x00" + p.Name))
+	}
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// CheckCSRF reports whether got is key's CSRF token.
-func CheckCSRF(key, got string) bool {
-	return key != "" && hmac.Equal([]byte(CSRF(key)), []byte(got))
+// CheckCSRF reports whether a browser's request r is p's, by its token
+// got and its origin: a request that says it comes from another site is
+// refused whatever its token.
+func (s *Server) CheckCSRF(r *http.Request, p *Principal, key, got string) bool {
+	return key != "" && !crossSite(r) && hmac.Equal([]byte(s.CSRF(p, key)), []byte(got))
 }
 
 type inProcessKey struct{}

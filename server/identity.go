@@ -33,6 +33,7 @@ type Principal struct {
 
 	hash    [32]byte  // a token's hash, to look it up again (Via token)
 	expires time.Time // a token's expiry (Via token)
+	session [32]byte  // a browser session's hash, to look it up again; zero: none
 }
 
 // peer is the process at the other end of a Unix socket connection.
@@ -148,7 +149,8 @@ func (s *Server) bearer(ctx context.Context, auth string) (*Principal, error) {
 }
 
 // whileValid returns a context that ends when p's token expires or, as
-// a look every TokenRecheck finds, is revoked or gone; for a principal
+// a look every TokenRecheck finds, is revoked or gone (or p's browser
+// session is: signed out); for a principal
 // of the socket or the proxy, ctx itself. A long request (an event
 // stream) lasts no longer than the credentials it was opened with.
 func (s *Server) whileValid(ctx context.Context, p *Principal) (context.Context, context.CancelFunc) {
@@ -169,6 +171,12 @@ func (s *Server) whileValid(ctx context.Context, p *Principal) (context.Context,
 			if errors.Is(err, store.ErrNotFound) || err == nil && !tok.RevokedAt.IsZero() {
 				cancel()
 				return
+			}
+			if p.session != ([32]byte{}) {
+				if _, err := s.store.SessionByHash(ctx, p.session); errors.Is(err, store.ErrNotFound) {
+					cancel() // signed out
+					return
+				}
 			}
 		}
 	}()

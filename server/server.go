@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -76,6 +77,11 @@ type Server struct {
 	work  context.Context
 	mux   *http.ServeMux
 
+	// csrfKey keys the CSRF tokens of the proxy's users (CSRF). It is
+	// this process's: such a page made by another server, or before a
+	// restart, asks for a reload.
+	csrfKey [32]byte
+
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by Stop
 	bg       sync.WaitGroup
@@ -109,6 +115,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{store: o.Store, eng: o.Engine, cfg: o.Config, roles: rolesOf(o.Config), specs: o.Specs, log: o.Log,
 		now: o.Now, limit: newLimiters(o.Config.RateLimit), opts: o, work: o.Work, mux: http.NewServeMux(), stopped: make(chan struct{})}
+	rand.Read(s.csrfKey[:])
 	s.routes()
 	return s, nil
 }

@@ -23,7 +23,9 @@ func TestBrowserInbox(t *testing.T) {
 
 	// Live: the run starts after the page was loaded.
 	id := in.start("ops")
-	call := fmt.Sprintf(`article[data-run="%s"][data-call="call_1"]`, id)
+	// A call, once the list is done refreshing (no refresh replaces it
+	// under a click).
+	call := fmt.Sprintf(`#inbox[data-state="idle"] article[data-run="%s"][data-call="call_1"]`, id)
 	if got := text(t, alice, call+` .tool`); got != "restart" {
 		t.Fatalf("the inbox shows tool %q, want restart", got)
 	}
@@ -80,7 +82,7 @@ func TestBrowserInbox(t *testing.T) {
 	carol := browser(t)
 	in.signIn(carol, "carol")
 	cid := in.start("ops")
-	ccall := fmt.Sprintf(`article[data-run="%s"][data-call="call_1"]`, cid)
+	ccall := fmt.Sprintf(`#inbox[data-state="idle"] article[data-run="%s"][data-call="call_1"]`, cid)
 	run(t, carol, chromedp.WaitVisible(chromedp.CSS(ccall)), chromedp.Click(chromedp.CSS(ccall+` button.approve`)))
 	if got := text(t, carol, ccall+` .problem .message`); !strings.Contains(got, "carol") {
 		t.Fatalf("carol's refusal says %q", got)

@@ -126,7 +126,7 @@ func value(typ string, all []string) any {
 		return nil
 	}
 	switch typ {
-	case "integer", "number", "json":
+	case "integer", "number", "json", "enum-json":
 		var v any
 		if json.Unmarshal([]byte(s), &v) == nil {
 			return v

@@ -52,9 +52,20 @@ func fieldsOf(schema json.RawMessage) []field {
 		}
 		switch t, _ := p.Type.(string); {
 		case len(p.Enum) > 0:
+			// A choice among strings is sent as the string; among other
+			// values (numbers, booleans) as the JSON value it shows.
 			f.Type = "enum"
 			for _, e := range p.Enum {
-				f.Enum = append(f.Enum, fmt.Sprint(e))
+				if _, ok := e.(string); !ok {
+					f.Type = "enum-json"
+				}
+			}
+			for _, e := range p.Enum {
+				if b, err := json.Marshal(e); err == nil && f.Type == "enum-json" {
+					f.Enum = append(f.Enum, string(b))
+				} else {
+					f.Enum = append(f.Enum, fmt.Sprint(e))
+				}
 			}
 		case t == "string", t == "integer", t == "number", t == "boolean":
 			f.Type = t
@@ -106,6 +117,7 @@ func unescape(s string) string {
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"pretty": func(b json.RawMessage) string { return pretty(b) },
+		"vis":    visible,
 		"stamp":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"age":    func(t time.Time) string { return age(time.Now(), t) },
 		"join":   strings.Join,

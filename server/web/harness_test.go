@@ -39,6 +39,11 @@ models:
     turns:
       - toolCalls: [{tool: release, args: {version: "2.0"}}]
       - text: "released: ${{ results[0] }}"
+  n:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: jot, args: {note: "${{ input }}"}}]
+      - text: noted
 tools:
   restart:
     description: restart a service
@@ -64,6 +69,13 @@ tools:
         urgent: {type: boolean}
       required: [ticket]
     exec: {command: [echo, deployed]}
+  jot:
+    description: write a note down
+    requireApproval: true
+    input:
+      type: object
+      properties: {note: {type: string}}
+    exec: {command: [echo, noted]}
 agents:
   ops:
     model: m
@@ -71,6 +83,9 @@ agents:
   release:
     model: r
     tools: [release]
+  note:
+    model: n
+    tools: [jot]
 `
 
 // inbox is a server with the inbox, on loopback, and its users' tokens.
@@ -105,7 +120,7 @@ func newInbox(t *testing.T) *inbox {
 	if err := specs.Load(slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Store: db, Engine: e, Config: cfg, Specs: specs, UI: web.New})
+	srv, err := server.New(server.Options{Store: db, Engine: e, Config: cfg, Specs: specs, UI: web.New, TokenRecheck: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +159,15 @@ func (in *inbox) api(method, path, body string) map[string]any {
 // start starts a run of agent and returns its id once it is suspended.
 func (in *inbox) start(agent string) string {
 	in.t.Helper()
-	out := in.api("POST", "/v1/runs", `{"agent": "`+agent+`", "input": "go"}`)
+	return in.startWith(agent, "go")
+}
+
+// startWith starts a run of agent with input and returns its id once it
+// is suspended.
+func (in *inbox) startWith(agent, input string) string {
+	in.t.Helper()
+	b, _ := json.Marshal(map[string]string{"agent": agent, "input": input})
+	out := in.api("POST", "/v1/runs", string(b))
 	if out["status"] != "suspended" {
 		in.t.Fatalf("run of %s: %v, want suspended", agent, out)
 	}

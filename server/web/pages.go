@@ -1,14 +1,20 @@
 package web
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
@@ -26,11 +32,12 @@ type inboxView struct {
 // item is one waiting call with what its forms need.
 type item struct {
 	api.Approval
-	Why    string
-	Fields []field    // a suspended call's resume form
-	Err    *problem   // what the last attempt on it was refused for
-	Edit   string     // the arguments as the edit form shows them
-	Values url.Values // what the last attempt sent, to fill the form again
+	Why     string
+	Fields  []field      // a suspended call's resume form
+	Err     *problem     // what the last attempt on it was refused for
+	Edit    string       // the arguments as the edit form shows them
+	ArgsErr []api.Detail // what is wrong with the edited arguments, by pointer
+	Values  url.Values   // what the last attempt sent, to fill the form again
 }
 
 // inbox is GET /: every call waiting for a human, filtered by agent and
@@ -83,11 +90,12 @@ func itemOf(a api.Approval, failed *attempt) item {
 		it.Why += " (" + a.GateError + ")"
 	}
 	if failed != nil && failed.run == a.RunID && failed.call == a.CallID {
-		it.Err, it.Values = failed.problem, failed.form
-		if s := failed.form.Get("args"); s != "" {
-			it.Edit = s
+		p := *failed.problem // its details move to their fields
+		it.Err, it.Values = &p, failed.form
+		if failed.form.Get("edit") == "1" {
+			it.Edit, it.ArgsErr, p.Details = failed.form.Get("args"), p.Details, nil
 		}
-		placeErrors(it.Fields, failed.problem)
+		placeErrors(it.Fields, &p)
 	}
 	return it
 }
@@ -130,7 +138,13 @@ func (u *UI) run(w http.ResponseWriter, r *http.Request, me who) {
 
 func (u *UI) renderRun(w http.ResponseWriter, r *http.Request, me who, status int, failed *attempt) {
 	id := r.PathValue("id")
-	v := &view{Me: &me, Title: "Run " + id, Flash: flash(r.URL.Query().Get("done"))}
+	v := &view{Me: &me, Title: "Run", Flash: flash(r.URL.Query().Get("done"))}
+	if id == "" || len(id) > 26 || strings.Trim(strings.ToUpper(id), "0123456789ABCDEFGHJKMNPQRSTVWXYZ") != "" {
+		v.Error = &problem{Message: "no such run: run ids are 26 characters of 0-9 and A-Z"}
+		u.page(w, r, http.StatusNotFound, "error", v)
+		return
+	}
+	v.Title = "Run " + id
 	rv := &runView{}
 	if st, p := u.apiCall(r, me, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"?tree=true", nil, &rv.Detail); p != nil {
 		v.Error = p
@@ -179,11 +193,16 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err == nil {
 		next = safeNext(r.PostForm.Get("next"))
 	}
-	cookie, expires, err := u.s.SignIn(r.Context(), r.PostForm.Get("token"))
+	cookie, expires, err := u.s.SignIn(r, r.PostForm.Get("token"))
 	if err != nil {
-		status := http.StatusUnauthorized
-		if err != server.ErrSignIn {
-			status = http.StatusServiceUnavailable
+		status := http.StatusServiceUnavailable
+		switch {
+		case errors.Is(err, server.ErrSignIn):
+			status = http.StatusUnauthorized
+		case errors.Is(err, server.ErrSignInLimited):
+			status = http.StatusTooManyRequests
+		case errors.Is(err, server.ErrCrossSite):
+			status = http.StatusForbidden
 		}
 		u.page(w, r, status, "login", &view{Title: "Sign in", Login: &loginView{Next: next},
 			Error: &problem{Message: err.Error(), Hint: "paste a token from agentctl token create --user NAME"}})
@@ -210,8 +229,16 @@ func (u *UI) events(w http.ResponseWriter, r *http.Request, me who) {
 }
 
 // safeNext keeps a redirect on this server: a path, never another host.
+// Anything a browser could read as more than a path (a control
+// character, whitespace, a backslash, "//") is refused, and the path
+// must come back unchanged from parsing with no scheme or host.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || len(next) > 2048 ||
+		strings.ContainsFunc(next, func(r rune) bool { return r <= ' ' || r == '\\' || r == 0x7f || unicode.IsSpace(r) }) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next
@@ -234,14 +261,72 @@ func flash(done string) string {
 	return ""
 }
 
-// pretty indents JSON for a form, as it is when it is not JSON.
+// pretty indents JSON for a form, as it is when it is not JSON, with
+// <, > and & as they are (the template escapes them; JSON's \u0026 would
+// not read as what the tool gets).
 func pretty(b json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers as they are written
 	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return string(b)
+	if dec.Decode(&v) != nil {
+		return visible(string(b))
 	}
-	out, _ := json.MarshalIndent(v, "", "  ")
-	return string(out)
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if enc.Encode(v) != nil {
+		return visible(string(b))
+	}
+	return jsonVisible(strings.TrimSuffix(out.String(), "\n"))
+}
+
+// jsonVisible writes the invisible characters of valid JSON (in its
+// strings: nowhere else may they be) as JSON escapes: the same value,
+// shown, and taken back as it was when an edited copy is sent.
+func jsonVisible(s string) string {
+	if !strings.ContainsFunc(s, hiddenInJSON) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !hiddenInJSON(r) {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, "\\u%04x", u)
+		}
+	}
+	return b.String()
+}
+
+// hiddenInJSON is hidden but for the whitespace indented JSON holds.
+func hiddenInJSON(r rune) bool { return r != '\r' && hidden(r) }
+
+// visible shows what a text holds, invisible characters included: bidi
+// controls, zero-width and other format characters, and control
+// characters but newline and tab are written as \u{XXXX}, so that what
+// an approver reads is what runs (U+202E cannot show "gnp.exe" as
+// "exe.png").
+func visible(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, "\\u{%04X}", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// hidden reports whether a character does not show as itself.
+func hidden(r rune) bool {
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError)
 }
 
 // randomKey is a fresh random key.

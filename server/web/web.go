@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/server"
+	"github.com/agentctl/agentctl/token"
 )
 
 //go:embed templates/*.html
@@ -61,7 +62,11 @@ func New(s *server.Server) http.Handler {
 	u.handle("GET /events", u.events)
 	u.mux.HandleFunc("GET /login", u.route("GET /login", u.loginForm))
 	u.mux.HandleFunc("POST /login", u.route("POST /login", u.login))
-	u.mux.Handle("GET /assets/", u.route("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)).ServeHTTP))
+	files := http.StripPrefix("/assets/", http.FileServerFS(assets))
+	u.mux.Handle("GET /assets/{file}", u.route("GET /assets/", files.ServeHTTP)) // files, never a listing
+	u.mux.Handle("GET /favicon.ico", u.route("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
 	u.mux.HandleFunc("/", u.route("ui 404", func(w http.ResponseWriter, r *http.Request) {
 		u.page(w, r, http.StatusNotFound, "error", &view{Title: "Not found", Error: &problem{Message: "no such page: " + r.URL.Path}})
 	}))
@@ -88,6 +93,11 @@ type who struct {
 // before anything is done.
 func (u *UI) handle(pattern string, h func(w http.ResponseWriter, r *http.Request, me who)) {
 	u.mux.HandleFunc(pattern, u.route(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if tokenInQuery(r.URL.Query()) {
+			u.page(w, r, http.StatusBadRequest, "error", &view{Title: "Refused", Error: &problem{Message: "a token in the URL is refused",
+				Hint: "sign in at /login instead; then revoke this token (agentctl token revoke): URLs are logged"}})
+			return
+		}
 		p, session, err := u.s.Browser(r)
 		if err != nil {
 			if r.Method == http.MethodGet && r.URL.Path != "/events" {
@@ -102,13 +112,29 @@ func (u *UI) handle(pattern string, h func(w http.ResponseWriter, r *http.Reques
 			me.key = u.csrfKey(w, r)
 		}
 		if r.Method == http.MethodPost {
-			if err := u.checkPost(r, me); err != nil {
-				u.page(w, r, http.StatusForbidden, "error", &view{Me: &me, Title: "Refused", Error: &problem{Message: err.Error()}})
+			if status, err := u.checkPost(w, r, me); err != nil {
+				u.page(w, r, status, "error", &view{Me: &me, Title: "Refused", Error: &problem{Message: err.Error()}})
 				return
 			}
 		}
 		h(w, r, me)
 	}))
+}
+
+// tokenInQuery reports whether a query carries what looks like a token:
+// URLs end up in logs and histories.
+func tokenInQuery(q url.Values) bool {
+	for k, vs := range q {
+		if k = strings.ToLower(k); k == "token" || k == "access_token" {
+			return true
+		}
+		for _, v := range vs {
+			if strings.Contains(v, token.Prefix) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // csrfKey is what the CSRF tokens of a browser without a session (the
@@ -124,22 +150,24 @@ func (u *UI) csrfKey(w http.ResponseWriter, r *http.Request) string {
 }
 
 // checkPost refuses a state-changing request without the CSRF token, or
-// from another origin.
-func (u *UI) checkPost(r *http.Request, me who) error {
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		if ou, err := url.Parse(o); err != nil || ou.Host != r.Host {
-			return fmt.Errorf("a request from another site (%s) is refused", o)
-		}
-	}
-	r.Body = http.MaxBytesReader(nil, r.Body, 2<<20)
+// from another site.
+func (u *UI) checkPost(w http.ResponseWriter, r *http.Request, me who) (int, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
-		return fmt.Errorf("the form could not be read: %v", err)
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return http.StatusRequestEntityTooLarge, fmt.Errorf("the form is over %d MiB", maxForm>>20)
+		}
+		return http.StatusBadRequest, errors.New("the form could not be read")
 	}
-	if !server.CheckCSRF(me.key, r.PostForm.Get("csrf")) {
-		return errors.New("the form's CSRF token is missing or wrong: reload the page and try again")
+	if !u.s.CheckCSRF(r, me.p, me.key, r.PostForm.Get("csrf")) {
+		return http.StatusForbidden, errors.New("the form's CSRF token is missing or wrong, or it came from another site: reload the page and try again")
 	}
-	return nil
+	return 0, nil
 }
+
+// maxForm bounds a form's body.
+const maxForm = 2 << 20
 
 // view is what every template renders.
 type view struct {
@@ -166,7 +194,7 @@ type problem struct {
 // page renders a whole page, or with Partial the inbox's list alone.
 func (u *UI) page(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
 	if v.Me != nil {
-		v.CSRF, v.User = server.CSRF(v.Me.key), v.Me.p.Name
+		v.CSRF, v.User = u.s.CSRF(v.Me.p, v.Me.key), v.Me.p.Name
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
