@@ -100,3 +100,19 @@ func (e *Engine) Secrets(ctx context.Context, r *store.Run) ([]string, error) {
 	}
 	return toolkits.EnvNames(names), nil
 }
+
+// Notifies reports whether a spec this engine has compiled declares a
+// notify target: a process whose runs have none need not look for
+// notifications to send (another deliverer sends what others queued).
+func (e *Engine) Notifies() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, g := range e.graphs {
+		for _, a := range g.agents {
+			if len(a.spec.Notify) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

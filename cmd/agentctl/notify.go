@@ -70,20 +70,21 @@ func describeCall(e *engine.Engine) func(ctx context.Context, r *store.Run, c *s
 }
 
 // notifyOnce is the last thing a command that made transitions does,
-// on a database (a server delivers its own): it queues the
-// notifications of what was committed and tries each once, briefly. One
+// on a database (a server delivers its own), when a spec of its runs
+// declares notify targets: it queues the notifications of what was
+// committed and tries each once, briefly. One
 // not delivered is left for agentctl serve, a worker or notifications
 // deliver, and said on stderr; the command's outcome stands either way.
 func (a *app) notifyOnce(ctx context.Context, command string) {
 	if a.db == nil || a.remote != nil || a.dbOpts.ReadOnly || a.dbOpts.Inspect || !slices.Contains(transitions, command) {
 		return
 	}
+	e := a.lastEngine() // its compiled specs are the runs' it made
+	if e == nil || !e.Notifies() {
+		return // nothing this command did is notified: no extra work on its path
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	e := a.lastEngine() // its compiled specs are the runs' it made
-	if e == nil {
-		e = engine.New(a.db, engine.Config{})
-	}
 	o := outboxOptions(a.db, e, nil)
 	o.Timeout = 3 * time.Second
 	b := specOutbox(o, e)
