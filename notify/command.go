@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/agentctl/agentctl/internal/proc"
 )
 
 // Limits of a Command.
@@ -79,11 +78,11 @@ func (c Command) Send(ctx context.Context, m *Message) error {
 		"AGENTCTL_NOTIFICATION_SUMMARY="+m.Summary())
 	cmd.Stdin = bytes.NewReader(m.Body())
 	cmd.WaitDelay = commandWaitDelay
-	ownGroup(cmd)
+	proc.OwnGroup(cmd)
 	stdout, stderr := &capped{max: commandOutputMax}, &capped{max: commandOutputMax}
 	// Pipes of our own: Wait returns when the program exits, not when
 	// every process holding its output has.
-	drained, closeOutput, err := readOutput(cmd, stdout, stderr)
+	drained, closeOutput, err := proc.ReadOutput(cmd, stdout, stderr)
 	if err != nil {
 		return fail(false, fmt.Errorf("output pipes: %w", err))
 	}
@@ -95,7 +94,7 @@ func (c Command) Send(ctx context.Context, m *Message) error {
 		return fail(permanent, fmt.Errorf("start: %w", err))
 	}
 	err = cmd.Wait()
-	killGroup(cmd)
+	proc.KillGroup(cmd)
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):
@@ -128,39 +127,6 @@ func commandResult(ctx context.Context, cmd *exec.Cmd, err error, stdout, stderr
 		what += ": " + line
 	}
 	return fail(false, errors.New(what))
-}
-
-// readOutput gives cmd a stdout and a stderr pipe whose read ends are
-// copied into stdout and stderr; drained is closed when both reach their
-// end. closeOutput(false), after Start, closes the write ends this
-// process holds; closeOutput(true) also closes the read ends, ending the
-// copies.
-func readOutput(cmd *exec.Cmd, stdout, stderr io.Writer) (drained <-chan struct{}, closeOutput func(all bool), err error) {
-	var files []*os.File // read end, write end, read end, write end
-	for range 2 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			for _, f := range files {
-				f.Close()
-			}
-			return nil, nil, err
-		}
-		files = append(files, r, w)
-	}
-	cmd.Stdout, cmd.Stderr = files[1], files[3]
-	var wg sync.WaitGroup
-	for i, dst := range []io.Writer{stdout, stderr} {
-		wg.Go(func() { _, _ = io.Copy(dst, files[2*i]) })
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	var once, onceAll sync.Once
-	return done, func(all bool) {
-		once.Do(func() { files[1].Close(); files[3].Close() })
-		if all {
-			onceAll.Do(func() { files[0].Close(); files[2].Close() })
-		}
-	}, nil
 }
 
 // capped keeps the first max bytes written to it and drops the rest.

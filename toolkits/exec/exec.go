@@ -9,15 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	osexec "os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/agentctl/agentctl/internal/proc"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/spec/tmpl"
 	"github.com/agentctl/agentctl/toolkits"
@@ -136,13 +134,13 @@ func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.R
 	defer cancel()
 	cmd := osexec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = a.dir, vars
-	ownGroup(cmd)
+	proc.OwnGroup(cmd)
 	// Kept past maxOutput: enough to cut a secret straddling the cut.
 	keep := a.maxOutput + secrets.Slack()
 	stdout, stderr := &capped{max: keep}, &capped{max: keep}
 	// Pipes of our own, read here: Wait returns when the command exits,
 	// not when every descendant holding its output has.
-	drained, closeOutput, err := readOutput(cmd, stdout, stderr)
+	drained, closeOutput, err := proc.ReadOutput(cmd, stdout, stderr)
 	if err != nil {
 		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
@@ -152,7 +150,7 @@ func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.R
 		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
 	err = cmd.Wait()
-	killGroup(cmd)
+	proc.KillGroup(cmd)
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):
@@ -174,38 +172,6 @@ func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.R
 		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
 	return out, nil
-}
-
-// readOutput gives cmd a stdout and a stderr pipe whose read ends are
-// copied into stdout and stderr; drained is closed when both reach their
-// end. closeOutput(false), after Start, closes the write ends this process
-// holds; closeOutput(true) also closes the read ends, ending the copies.
-func readOutput(cmd *osexec.Cmd, stdout, stderr io.Writer) (drained <-chan struct{}, closeOutput func(all bool), err error) {
-	var files []*os.File // read ends, then write ends
-	for range 2 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			for _, f := range files {
-				f.Close()
-			}
-			return nil, nil, err
-		}
-		files = append(files, r, w)
-	}
-	cmd.Stdout, cmd.Stderr = files[1], files[3]
-	var wg sync.WaitGroup
-	for i, dst := range []io.Writer{stdout, stderr} {
-		wg.Go(func() { _, _ = io.Copy(dst, files[2*i]) })
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	var once, onceAll sync.Once
-	return done, func(all bool) {
-		once.Do(func() { files[1].Close(); files[3].Close() })
-		if all {
-			onceAll.Do(func() { files[0].Close(); files[2].Close() })
-		}
-	}, nil
 }
 
 // capped keeps the first max bytes written and counts them all.
