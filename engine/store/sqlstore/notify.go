@@ -168,6 +168,15 @@ func (s *DB) ClaimNotifications(ctx context.Context, c store.NotifyClaim) ([]*st
 			args = append(args, id)
 		}
 	}
+	// A look first, outside any transaction: a deliverer polling an
+	// outbox with nothing due takes no write lock.
+	var one int
+	switch err := s.queryRow(ctx, `SELECT 1 FROM notifications WHERE `+where+` LIMIT 1`, args...).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("claim notifications: %w", s.Classify(err))
+	}
 	var out []*store.Notification
 	err := s.tx(ctx, func(tx *txn) error {
 		out = nil
