@@ -19,7 +19,7 @@ const notificationsHelp = `Notifications lists the notifications of the database
 each one is a notification of one event (a call waiting for approval or
 resume data, a call that expired, a run that completed or failed) to one
 target (a webhook, Slack, a command) of a notify: section, in a spec's
-agent or in agent serve's configuration. It shows whether each was
+agent or in agentctl serve's configuration. It shows whether each was
 delivered, how many attempts it took, when the next one is due and why
 the last one failed. It only reads.
 
