@@ -8,15 +8,18 @@ import (
 
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/spec"
 )
 
 // kinds are the kinds of waiting calls the inbox filters on.
 var kinds = []store.Kind{store.KindApproval, store.KindSuspend, store.KindInterrupted}
 
 // approvals is GET /v1/approvals: every call waiting for a human across
-// runs and trees, oldest first, with who may decide it.
-func (s *Server) approvals(w http.ResponseWriter, r *http.Request, _ *Principal) error {
-	ctx := r.Context()
+// runs and trees, oldest first, with who may decide it. A caller without
+// the reader role (one the spec names as an approver, but the server
+// gives no role) sees only the calls its approvers name it for, by name
+// or group.
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request, p *Principal) error {
 	q := r.URL.Query()
 	n, err := limitOf(r)
 	if err != nil {
@@ -26,34 +29,54 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, _ *Principal)
 	if f.Kind != "" && !slices.Contains(kinds, f.Kind) {
 		return invalid(fmt.Sprintf("kind %q: want one of %v", f.Kind, kinds), api.Detail{Pointer: "/kind", Message: "unknown kind"})
 	}
-	waiting, err := s.store.Waiting(ctx, f)
-	if errors.Is(err, store.ErrBadCursor) {
-		return invalid(fmt.Sprintf("cursor %q: not one this server made", f.After), api.Detail{Pointer: "/cursor", Message: "bad cursor"})
-	}
-	if err != nil {
-		return err
-	}
+	reader := s.has(p, RoleReader)
 	out := api.List[api.Approval]{Items: []api.Approval{}}
-	for _, wc := range waiting {
-		a, err := s.approval(r, wc)
+	for {
+		waiting, err := s.store.Waiting(r.Context(), f)
+		if errors.Is(err, store.ErrBadCursor) {
+			return invalid(fmt.Sprintf("cursor %q: not one this server made", f.After), api.Detail{Pointer: "/cursor", Message: "bad cursor"})
+		}
 		if err != nil {
 			return err
 		}
-		out.Items = append(out.Items, a)
-	}
-	if len(waiting) == n {
-		out.Next = waiting[len(waiting)-1].Cursor
+		for i, wc := range waiting {
+			a, who, err := s.approval(r, wc)
+			if err != nil {
+				return err
+			}
+			if reader || named(who, p) {
+				out.Items = append(out.Items, a)
+			}
+			if len(out.Items) == n {
+				if i < len(waiting)-1 || len(waiting) == f.Limit {
+					out.Next = wc.Cursor
+				}
+				writeJSON(w, http.StatusOK, out)
+				return nil
+			}
+		}
+		if len(waiting) < f.Limit {
+			break
+		}
+		f.After = waiting[len(waiting)-1].Cursor // a non-reader's page is not full yet
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
+// named reports whether approvers name p, by name or by one of its
+// groups (an empty list names nobody: it is the server's approvers
+// role, which implies reading).
+func named(a spec.Approvers, p *Principal) bool {
+	return slices.Contains(a.Users, p.Name) || slices.ContainsFunc(p.Groups, func(g string) bool { return slices.Contains(a.Groups, g) })
+}
+
 // approval is one inbox item.
-func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, error) {
+func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, spec.Approvers, error) {
 	c, run := wc.Call, wc.Run
 	who, err := s.eng.Approvers(r.Context(), run, c)
 	if err != nil {
-		return api.Approval{}, err
+		return api.Approval{}, who, err
 	}
 	approvers := slices.Clone(who.Users)
 	for _, g := range who.Groups {
@@ -83,5 +106,5 @@ func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, 
 		d := c.Deadline
 		a.Deadline = &d
 	}
-	return a, nil
+	return a, who, nil
 }

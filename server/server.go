@@ -227,7 +227,7 @@ func (s *Server) routes() {
 	}
 	s.route("POST /v1/runs/{id}/continue", RoleRunner, s.continueRun)
 	s.route("POST /v1/runs/{id}/send", RoleRunner, s.send)
-	s.route("GET /v1/approvals", RoleReader, s.approvals)
+	s.route("GET /v1/approvals", "", s.approvals)
 	s.route("GET /v1/runs/{id}/events", RoleReader, s.runEvents)
 	s.route("GET /v1/events", RoleReader, s.allEvents)
 	s.mux.HandleFunc("/v1/", s.public("/v1/", func(w http.ResponseWriter, r *http.Request) {

@@ -44,6 +44,16 @@ models:
     turns:
       - toolCalls: [{tool: jot, args: {note: "${{ input }}"}}]
       - text: noted
+  p:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: purge, args: {}}]
+      - text: "purged: ${{ results[0] }}"
+  h:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: hang, args: {name: "${{ input }}"}}]
+      - text: "hung: ${{ results[0] }}"
 tools:
   restart:
     description: restart a service
@@ -76,6 +86,18 @@ tools:
       type: object
       properties: {note: {type: string}}
     exec: {command: [echo, noted]}
+  purge:
+    description: purge the caches
+    requireApproval: true
+    approvers: [dave]
+    input: {type: object}
+    exec: {command: [echo, purged]}
+  hang:
+    description: the first time for a name, wait on the FIFO named gate
+    input:
+      type: object
+      properties: {name: {type: string, pattern: "^[a-z]+$"}}
+    exec: {command: [sh, -c, 'if [ -e "once-$0" ]; then echo again; else touch "once-$0"; cat gate; fi', "${{ input.name }}"]}
 agents:
   ops:
     model: m
@@ -86,6 +108,12 @@ agents:
   note:
     model: n
     tools: [jot]
+  cleanup:
+    model: p
+    tools: [purge]
+  hang:
+    model: h
+    tools: [hang]
 `
 
 // inbox is a server with the inbox, on loopback, and its users' tokens.
@@ -94,10 +122,19 @@ type inbox struct {
 	url    string
 	dir    string
 	tokens map[string]string
+	h      http.Handler // the server's, for requests from addresses loopback cannot give
+	db     store.Store
 }
 
-// newInbox starts a server: alice and bob approve, carol only reads.
+// newInbox starts a server: alice and bob approve, carol only reads,
+// dave has no role (the purge tool's spec names him its approver).
 func newInbox(t *testing.T) *inbox {
+	t.Helper()
+	return newInboxWith(t, "")
+}
+
+// newInboxWith is newInbox with more lines of server configuration.
+func newInboxWith(t *testing.T, config string) *inbox {
 	t.Helper()
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -111,7 +148,7 @@ func newInbox(t *testing.T) *inbox {
 	}
 	t.Cleanup(func() { db.Close() })
 	cfg, err := server.ParseConfig(filepath.Join(dir, "config.yaml"), []byte(
-		"specs: [spec.yaml]\nreaders: [alice, bob, carol]\nrunners: [alice]\napprovers: [alice, bob]\n"))
+		"specs: [spec.yaml]\nreaders: [alice, bob, carol]\nrunners: [alice]\napprovers: [alice, bob]\n"+config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +163,8 @@ func newInbox(t *testing.T) *inbox {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); srv.Stop(); srv.Wait() })
-	in := &inbox{t: t, url: hs.URL, dir: dir, tokens: map[string]string{}}
-	for _, u := range []string{"alice", "bob", "carol"} {
+	in := &inbox{t: t, url: hs.URL, dir: dir, tokens: map[string]string{}, h: srv.Handler(), db: db}
+	for _, u := range []string{"alice", "bob", "carol", "dave"} {
 		secret, hash := token.New()
 		if err := db.CreateToken(ctx, &store.Token{User: u, Hash: hash, CreatedBy: "test", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)

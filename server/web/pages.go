@@ -27,6 +27,8 @@ type inboxView struct {
 	Agent, Kind string
 	Kinds       []string
 	Items       []item
+	Live        bool   // the list follows the server's events (readers only)
+	Notice      string // why the list is limited, if it is
 }
 
 // item is one waiting call with what its forms need.
@@ -50,7 +52,12 @@ func (u *UI) inbox(w http.ResponseWriter, r *http.Request, me who) {
 // call.
 func (u *UI) renderInbox(w http.ResponseWriter, r *http.Request, me who, status int, failed *attempt) {
 	q := r.URL.Query()
-	iv := &inboxView{Agent: q.Get("agent"), Kind: q.Get("kind"), Kinds: []string{"approval", "suspend", "interrupted"}}
+	iv := &inboxView{Agent: q.Get("agent"), Kind: q.Get("kind"), Kinds: []string{"approval", "suspend", "interrupted"},
+		Live: u.s.Has(me.p, server.RoleReader)}
+	if !iv.Live {
+		iv.Notice = "You see the calls that name you as an approver. This list does not update by itself " +
+			"(following the server's events needs the reader role): reload to see new calls."
+	}
 	path := "/v1/approvals?limit=1000"
 	if iv.Agent != "" {
 		path += "&agent=" + url.QueryEscape(iv.Agent)
@@ -85,6 +92,10 @@ func itemOf(a api.Approval, failed *attempt) item {
 	if a.Kind == string(store.KindSuspend) {
 		it.Why = "the tool suspended itself and waits for resume data"
 		it.Fields = fieldsOf(a.ResumeSchema)
+	}
+	if a.Kind == string(store.KindInterrupted) {
+		it.Why = "the process running it stopped before the tool finished: it may or may not have taken effect. " +
+			"Retry runs it again; Resolve records what was done by hand"
 	}
 	if a.GateError != "" {
 		it.Why += " (" + a.GateError + ")"
@@ -147,6 +158,9 @@ func (u *UI) renderRun(w http.ResponseWriter, r *http.Request, me who, status in
 	v.Title = "Run " + id
 	rv := &runView{}
 	if st, p := u.apiCall(r, me, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"?tree=true", nil, &rv.Detail); p != nil {
+		if st == http.StatusForbidden && u.calls(w, r, me, id, failed) {
+			return
+		}
 		v.Error = p
 		u.page(w, r, st, "error", v)
 		return
@@ -170,6 +184,28 @@ func (u *UI) renderRun(w http.ResponseWriter, r *http.Request, me who, status in
 	v.Run = rv
 	v.Error = unplaced(rv.Pending, failed)
 	u.page(w, r, status, "run", v)
+}
+
+// calls renders, for one who may not read run id but is named as an
+// approver of its waiting calls (a link in a notification), those calls
+// alone; false when there are none.
+func (u *UI) calls(w http.ResponseWriter, r *http.Request, me who, id string, failed *attempt) bool {
+	var list api.List[api.Approval]
+	if _, p := u.apiCall(r, me, http.MethodGet, "/v1/approvals?limit=1000", nil, &list); p != nil {
+		return false
+	}
+	iv := &inboxView{Notice: "Reading run " + id + " needs the reader role; you see its calls that name you as an approver."}
+	for _, a := range list.Items {
+		if a.RunID == id {
+			iv.Items = append(iv.Items, itemOf(a, failed))
+		}
+	}
+	if len(iv.Items) == 0 {
+		return false
+	}
+	v := &view{Me: &me, Title: "Run " + id, Inbox: iv, Error: unplaced(iv.Items, failed)}
+	u.page(w, r, http.StatusOK, "inbox", v)
+	return true
 }
 
 // under reports whether run id is in the trees.

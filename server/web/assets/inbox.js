@@ -6,7 +6,7 @@
 (function () {
   "use strict";
   var list = document.getElementById("inbox");
-  if (!list || !window.EventSource) return;
+  if (!list || list.getAttribute("data-live") !== "1" || !window.EventSource) return;
   var stale = document.getElementById("stale");
   var busy = false, again = false, begun = false;
   list.addEventListener("input", function () { begun = true; });
