@@ -96,6 +96,14 @@ type ServerStore interface {
 	// error.
 	DeleteSession(ctx context.Context, hash [32]byte) error
 
+	// FirstSeen records key (a signed request's signature, say) as seen
+	// at at, forgetting the keys seen before forget, in one transaction,
+	// and reports whether key is new: false is a replay of a request
+	// already seen, by this process or any other sharing the store. Of
+	// two callers recording one key at once, exactly one is told it is
+	// new.
+	FirstSeen(ctx context.Context, key string, at, forget time.Time) (bool, error)
+
 	// Feed returns events committed after cursor after ("": from the
 	// first), in commit order, each with its Cursor. An event is returned
 	// only once no transaction that could still commit an event before

@@ -317,4 +317,8 @@ var migrations = []string{
 	// Notifications: the outbox of deliveries turned from the event
 	// feed, and where each source's deliverer stands in it.
 	sqlstore.NotifyMigration(`TEXT COLLATE "C"`, sqlstore.FeedEndQuery(true)),
+
+	// Signed requests already seen (Slack's interactions): a replay is
+	// refused by every server sharing the database.
+	sqlstore.ReplayMigration(`TEXT COLLATE "C"`),
 }

@@ -102,6 +102,7 @@ const (
 	resultObjects = 4 // structured results
 	serverSchema  = 5 // tokens, decisions.via, the inbox index, events.xid
 	notifySchema  = 6 // notifications, their cursors, sessions
+	replaySchema  = 7 // signed requests already seen
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -114,6 +115,7 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		serverSchema: `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via;
 			DROP INDEX events_feed; ALTER TABLE events DROP COLUMN xid`,
 		notifySchema: `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
+		replaySchema: `DROP TABLE replays`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

@@ -440,6 +440,10 @@ var migrations = []string{
 	// Notifications: the outbox of deliveries turned from the event
 	// feed, and where each source's deliverer stands in it.
 	sqlstore.NotifyMigration("TEXT", sqlstore.FeedEndQuery(false)),
+
+	// Signed requests already seen (Slack's interactions): a replay is
+	// refused by every server sharing the database.
+	sqlstore.ReplayMigration("TEXT"),
 }
 
 // resultObjectMigration flags the stored results that have the shape of

@@ -88,10 +88,11 @@ func TestOldEvents(t *testing.T) {
 
 // The schema versions before the migrations the tests of old rows replay.
 const (
-	eventFields   = 6 // sqlstore.EventFieldsMigration
-	resultObjects = 7 // resultObjectMigration
-	serverSchema  = 8 // tokens, decisions.via, the inbox index
-	notifySchema  = 9 // notifications, their cursors, sessions
+	eventFields   = 6  // sqlstore.EventFieldsMigration
+	resultObjects = 7  // resultObjectMigration
+	serverSchema  = 8  // tokens, decisions.via, the inbox index
+	notifySchema  = 9  // notifications, their cursors, sessions
+	replaySchema  = 10 // signed requests already seen
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -102,6 +103,7 @@ func rewind(t *testing.T, db *DB, v int) {
 		resultObjects: `ALTER TABLE calls DROP COLUMN result_object`,
 		serverSchema:  `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via`,
 		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
+		replaySchema:  `DROP TABLE replays`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {

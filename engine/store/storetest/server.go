@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -377,5 +378,48 @@ func testSessions(e *env) {
 	}
 	if err := s.DeleteSession(e.ctx, b.Hash); err != nil {
 		e.e("signing out twice: %v", err)
+	}
+}
+
+// A key is first seen once: a second FirstSeen of it is a replay, even
+// from eight callers at once (one is told it is new); keys seen before
+// forget are forgotten.
+func testFirstSeen(e *env) {
+	s := server(e)
+	now := e.clock.now()
+	if fresh, err := s.FirstSeen(e.ctx, "sig-a", now, now.Add(-10*time.Minute)); err != nil || !fresh {
+		e.e("the first FirstSeen of a key: %v, %v", fresh, err)
+	}
+	if fresh, err := s.FirstSeen(e.ctx, "sig-a", now, now.Add(-10*time.Minute)); err != nil || fresh {
+		e.e("a replay of a key: %v, %v; want not new", fresh, err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	n := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fresh, err := s.FirstSeen(e.ctx, "sig-b", now, now.Add(-10*time.Minute))
+			if err != nil {
+				e.e("FirstSeen at once: %v", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if fresh {
+				n++
+			}
+		}()
+	}
+	wg.Wait()
+	if n != 1 {
+		e.e("eight callers recording one key at once: %d told it is new, want 1", n)
+	}
+	later := now.Add(time.Hour)
+	if fresh, err := s.FirstSeen(e.ctx, "sig-c", later, later.Add(-10*time.Minute)); err != nil || !fresh {
+		e.e("a new key: %v, %v", fresh, err)
+	}
+	if fresh, err := s.FirstSeen(e.ctx, "sig-a", later, later.Add(-10*time.Minute)); err != nil || !fresh {
+		e.e("a key seen before forget is still remembered: %v, %v", fresh, err)
 	}
 }

@@ -86,6 +86,7 @@ func Run(t *testing.T, b Backend) {
 		{"NotifyOutbox", testNotifyOutbox},
 		{"Sessions", testSessions},
 		{"NotifyClaimRace", testNotifyClaimRace},
+		{"FirstSeen", testFirstSeen},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
