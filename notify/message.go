@@ -7,6 +7,10 @@
 //     (https://www.standardwebhooks.com/): a receiver checks it with
 //     Verify and a key from ParseSecret.
 //   - Slack POSTs a Block Kit message to a Slack incoming webhook.
+//   - Bot posts it to a channel through a Slack app's bot, with Approve
+//     and Decline buttons on an approval; VerifySlack checks the
+//     interactions Slack sends back, and DeclineView, DecidedBlocks,
+//     Bot.Replace and Bot.Ephemeral answer them.
 //   - Command runs a program, no shell, with Body on its stdin.
 //
 // Sending is one attempt: retrying is the caller's. Every Send returns
@@ -15,8 +19,8 @@
 // it cannot) and how long the target asked to wait before it.
 //
 // Nothing here panics on any input, and no error or log line holds a
-// webhook key, a Slack URL's path, a URL's query string or userinfo, or
-// the body of a request.
+// webhook key, a Slack URL's path, a bot token, a Slack signing secret,
+// a URL's query string or userinfo, or the body of a request.
 package notify
 
 import (

@@ -83,7 +83,10 @@ type (
 // asks, so none becomes a link or mention, and is cut (marked "…") to
 // keep within Slack's limits: 150 characters for the header, 3000 for a
 // section, 2000 for a field. The result is valid JSON whatever m holds.
-func SlackBody(m *Message) []byte {
+func SlackBody(m *Message) []byte { return marshal(slackMessageOf(m)) }
+
+// slackMessageOf is the message SlackBody encodes.
+func slackMessageOf(m *Message) slackMessage {
 	if m == nil {
 		m = &Message{}
 	}
@@ -121,7 +124,7 @@ func SlackBody(m *Message) []byte {
 		cmd := "`" + fit(noBackticks(oneLine(m.Command, 1000)), slackSectionMax-len("Decide: ``")) + "`"
 		msg.Blocks = append(msg.Blocks, slackBlock{Type: "context", Elements: []slackText{{Type: "mrkdwn", Text: "Decide: " + cmd}}})
 	}
-	return marshal(msg)
+	return msg
 }
 
 // slackTitle is the header's text, unescaped.

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -38,11 +39,22 @@ type WebhookTarget struct {
 	Secret string `yaml:"secret" json:"secret"`
 }
 
-// SlackTarget is a Slack incoming webhook, whose URL is a secret: a
-// placeholder.
+// SlackTarget is a Slack channel: exactly one of URL, an incoming
+// webhook's URL, which is a secret (a placeholder), and Channel, a
+// channel id (C0123ABCD) or name (#ops) posted to through the bot of the
+// server's Slack app (a Bot), which is no secret.
 type SlackTarget struct {
-	URL string `yaml:"url" json:"url"`
+	URL     string `yaml:"url" json:"url"`
+	Channel string `yaml:"channel" json:"channel,omitempty"`
 }
+
+// ErrNoBot is the error of a Sender of a slack.channel target resolved
+// without a bot: not permanent, the notification waits for a process
+// that has one.
+var ErrNoBot = errors.New("posting to a slack channel needs the slack: section of agentctl serve's configuration (botToken)")
+
+// channelPattern is a Slack channel id or name.
+var channelPattern = regexp.MustCompile(`^#?[A-Za-z0-9_-]+$`)
 
 // Types returns every Type, in the order they are documented.
 func Types() []Type { return []Type{Approval, Suspend, Expired, Completed, Failed} }
@@ -93,9 +105,7 @@ func (t Target) Check() []Problem {
 	}
 	if t.Slack != nil {
 		n++
-		if _, ok := EnvName(t.Slack.URL); !ok {
-			add("slack.url", "a Slack webhook URL is a secret: write it as ${{ env.NAME }} and set NAME where agentctl sends")
-		}
+		t.checkSlack(add)
 	}
 	if t.Command != nil {
 		n++
@@ -140,6 +150,25 @@ func (t Target) checkWebhook(add func(field, format string, args ...any)) {
 	}
 }
 
+func (t Target) checkSlack(add func(field, format string, args ...any)) {
+	s := t.Slack
+	switch {
+	case s.URL != "" && s.Channel != "":
+		add("slack.channel", "give exactly one of slack.url (an incoming webhook) and slack.channel (posted to through the bot)")
+	case s.Channel != "":
+		switch {
+		case strings.Contains(s.Channel, "${{"):
+			add("slack.channel", "a channel id is no secret: write it as it is, such as C0123ABCD, not as a placeholder")
+		case len(s.Channel) > 80 || !channelPattern.MatchString(s.Channel):
+			add("slack.channel", "want a channel id such as C0123ABCD: 1 to 80 letters, digits, '-' and '_', '#' only first")
+		}
+	default:
+		if _, ok := EnvName(s.URL); !ok {
+			add("slack.url", "a Slack webhook URL is a secret: write it as ${{ env.NAME }} and set NAME where agentctl sends (or give slack.channel, posted to through the bot)")
+		}
+	}
+}
+
 func typeList() string {
 	types := Types()
 	s := make([]string, len(types))
@@ -152,8 +181,9 @@ func typeList() string {
 // For reports whether t is for notifications of type ty.
 func (t Target) For(ty Type) bool { return slices.Contains(t.On, ty) }
 
-// Name is how lists show t: "webhook https://host/path", "slack",
-// "command notify-send"; never a secret.
+// Name is how lists show t: "webhook https://host/path", "slack" (an
+// incoming webhook), "slack channel C0123ABCD", "command notify-send";
+// never a secret.
 func (t Target) Name() string {
 	switch {
 	case t.Webhook != nil:
@@ -165,6 +195,9 @@ func (t Target) Name() string {
 		}
 		return "webhook"
 	case t.Slack != nil:
+		if t.Slack.Channel != "" && t.Slack.URL == "" {
+			return "slack channel " + oneLine(t.Slack.Channel, 80)
+		}
 		return "slack"
 	case len(t.Command) > 0:
 		return "command " + t.Command[0]
@@ -201,9 +234,14 @@ type Sender func(ctx context.Context, m *Message, now time.Time) error
 
 // Resolve reads t's placeholders from env (os.LookupEnv) and returns the
 // sender it names; a command runs with the environment base (what every
-// program needs: PATH, HOME, ...; never a secret). A placeholder whose
-// variable is unset is an error naming the variable, never a value.
-func (t Target) Resolve(env func(string) (string, bool), base []string) (Sender, error) {
+// program needs: PATH, HOME, ...; never a secret), and a slack.channel
+// target posts through bot (Bot.Post, its ts dropped). A placeholder
+// whose variable is unset is an error naming the variable, never a
+// value. A slack.channel target with no bot (nil, or no Token) resolves
+// to a Sender whose every attempt fails with a *SendError wrapping
+// ErrNoBot, which is not ErrPermanent: a process that has the bot may
+// send it.
+func (t Target) Resolve(env func(string) (string, bool), base []string, bot *Bot) (Sender, error) {
 	val := func(field, v string) (string, error) {
 		name, ok := EnvName(v)
 		if !ok {
@@ -230,6 +268,8 @@ func (t Target) Resolve(env func(string) (string, bool), base []string) (Sender,
 			return nil, fmt.Errorf("webhook.secret: %w", err)
 		}
 		return Webhook{URL: u, Key: key}.Send, nil
+	case t.Slack != nil && t.Slack.Channel != "":
+		return t.channelSender(bot)
 	case t.Slack != nil:
 		u, err := val("slack.url", t.Slack.URL)
 		if err != nil {
@@ -242,4 +282,22 @@ func (t Target) Resolve(env func(string) (string, bool), base []string) (Sender,
 		return func(ctx context.Context, m *Message, _ time.Time) error { return c.Send(ctx, m) }, nil
 	}
 	return nil, fmt.Errorf("no target")
+}
+
+// channelSender is the Sender of a slack.channel target.
+func (t Target) channelSender(bot *Bot) (Sender, error) {
+	if t.Slack.URL != "" {
+		return nil, fmt.Errorf("slack: give exactly one of slack.url and slack.channel")
+	}
+	channel, name := t.Slack.Channel, t.Name()
+	if bot == nil || bot.Token == "" {
+		return func(context.Context, *Message, time.Time) error {
+			return &SendError{Target: name, Err: ErrNoBot}
+		}, nil
+	}
+	b := *bot
+	return func(ctx context.Context, m *Message, _ time.Time) error {
+		_, err := b.Post(ctx, channel, m)
+		return err
+	}, nil
 }

@@ -361,6 +361,22 @@ func (e *scrubbed) Unwrap() error { return e.err }
 // redirects, and classifies the answer. name is how errors call the
 // target; secrets are cut out of any text they print.
 func post(ctx context.Context, client *http.Client, u *url.URL, h http.Header, body []byte, now time.Time, name string, secrets []string) error {
+	h.Set("Content-Type", "application/json")
+	resp, text, err := exchange(ctx, client, u, h, body, maxResponse, name, secrets)
+	if err != nil {
+		return err
+	}
+	return classify(resp, text, now, name, secrets)
+}
+
+// exchange makes one POST of body to u with header h (and User-Agent
+// agentctl), without following redirects, and returns the response with
+// at most limit bytes of its body, already read and closed. The attempt
+// ends with ctx, or after DefaultTimeout when ctx has no deadline. Its
+// errors are *SendError worth retrying (a network error, a timeout) or
+// permanent (a request that cannot be made), named name, with secrets
+// cut out.
+func exchange(ctx context.Context, client *http.Client, u *url.URL, h http.Header, body []byte, limit int64, name string, secrets []string) (*http.Response, []byte, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
@@ -368,9 +384,8 @@ func post(ctx context.Context, client *http.Client, u *url.URL, h http.Header, b
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return &SendError{Target: name, Permanent: true, Err: errors.New("the request cannot be made from the URL")}
+		return nil, nil, &SendError{Target: name, Permanent: true, Err: errors.New("the request cannot be made from the URL")}
 	}
-	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", userAgent)
 	req.Header = h
 	resp, err := noRedirects(client).Do(req)
@@ -379,11 +394,11 @@ func post(ctx context.Context, client *http.Client, u *url.URL, h http.Header, b
 		if errors.As(err, &ue) {
 			err = ue.Err // its text holds the whole URL
 		}
-		return &SendError{Target: name, Err: &scrubbed{msg: "post: " + scrub(err.Error(), secrets), err: err}}
+		return nil, nil, &SendError{Target: name, Err: &scrubbed{msg: "post: " + scrub(err.Error(), secrets), err: err}}
 	}
 	defer resp.Body.Close()
-	text, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	return classify(resp, text, now, name, secrets)
+	text, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
+	return resp, text, nil
 }
 
 // noRedirects returns a copy of c (a default client when nil) that
