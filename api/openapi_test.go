@@ -12,6 +12,7 @@ import (
 	"github.com/agentctl/agentctl/api/apitest"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/server"
 )
 
 // doc is the document as plain JSON, for what the validator does not
@@ -328,7 +329,8 @@ func TestEnums(t *testing.T) {
 		"/components/schemas/Reason/properties/kind":        strs(store.ReasonTool, store.ReasonCondition, store.ReasonServer, store.ReasonFailed, store.ReasonAgent, store.ReasonRun, store.ReasonFalse, store.ReasonReadOnly, store.ReasonSubAgent, store.ReasonText),
 		"/components/schemas/Error/properties/code":         {api.CodeInvalid, api.CodeUnauthenticated, api.CodeForbidden, api.CodeNotFound, api.CodeConflict, api.CodeTooLarge, api.CodeRateLimited, api.CodeUnavailable},
 		"/components/schemas/Event/properties/type":         strs(engine.EventTextDelta, engine.EventToolCall, engine.EventToolCallApproval, engine.EventToolCallSuspended, engine.EventToolResult, engine.EventStepFinish, engine.EventFinish, engine.EventError, engine.EventStalled, engine.EventDecision),
-		"/components/schemas/Whoami/properties/via":         {"socket", "token", "proxy"},
+		"/components/schemas/Whoami/properties/via":         {server.ViaSocket, server.ViaToken, server.ViaProxy},
+		"/components/schemas/Decision/properties/via":       {server.ViaSocket, server.ViaToken, server.ViaProxy, server.ViaSlack},
 		"/components/schemas/Whoami/properties/roles/items": {"reader", "runner", "author", "approver", "delegate"},
 	} {
 		node := d

@@ -104,7 +104,7 @@ type DecisionView struct {
 	Action     store.Action    `json:"action"` // approve, decline, resume, expire, grant, retry, resolve or refused
 	By         string          `json:"by"`
 	OSUser     string          `json:"osUser"`
-	Via        string          `json:"via,omitempty"` // how a server identified the decider: socket, token or proxy
+	Via        string          `json:"via,omitempty"` // how a server identified the decider: socket, token, proxy or slack
 	Reason     string          `json:"reason"`
 	ArgsBefore json.RawMessage `json:"argsBefore,omitempty"`
 	ArgsAfter  json.RawMessage `json:"argsAfter,omitempty"`

@@ -100,10 +100,16 @@ func (b *Outbox) attempt(ctx context.Context, n *store.Notification) error {
 	now := b.o.Now()
 	n.Attempts++
 	switch {
+	case errors.Is(err, notify.ErrNoBot):
+		// Not this process's to send: no attempt is spent, and the
+		// server with the Slack app finds it due.
+		n.Attempts--
+		n.LastError = "waits for agentctl serve, whose configuration has the Slack app (slack: botToken)"
+		n.NextAt = now.Add(noBotWait)
 	case err == nil:
 		n.Status, n.DeliveredAt, n.LastError = store.NotifyDelivered, now, ""
 	default:
-		names, env := b.secretEnv(append(secrets, b.runSecrets(ctx, n.RunID)...))
+		names, env := b.secretEnv(append(append(secrets, b.o.SecretNames...), b.runSecrets(ctx, n.RunID)...))
 		n.LastError = redact.String(oneLine(err.Error()), names, env)
 		wait, again := t.Retry(n.Attempts, b.o.Jitter())
 		var se *notify.SendError
@@ -145,9 +151,13 @@ func (b *Outbox) resolve(t notify.Target) (notify.Sender, []string, error) {
 		}
 		return v, ok
 	}
-	send, err := t.Resolve(env, toolkits.ChildEnv(nil))
+	send, err := t.Resolve(env, toolkits.ChildEnv(nil), b.o.Bot)
 	return send, names, err
 }
+
+// noBotWait is how long a process without the Slack app leaves a
+// notification for a Slack channel before it looks at it again.
+const noBotWait = 10 * time.Second
 
 // maxRetryAfter is the longest a target's Retry-After defers a retry.
 const maxRetryAfter = 24 * time.Hour

@@ -46,6 +46,13 @@ type Options struct {
 	Secrets func(ctx context.Context, r *store.Run) ([]string, error)
 	// PublicURL is where approvers reach the inbox, for links; "": none.
 	PublicURL string
+	// Bot posts to Slack channels (slack: {channel} targets) through the
+	// Slack app of agentctl serve's configuration; nil: such a
+	// notification is left, unattempted, for a process that has one.
+	Bot *notify.Bot
+	// SecretNames name more variables whose values no error may show
+	// (the Slack app's bot token and signing secret).
+	SecretNames []string
 	// Env looks up the variables targets name as ${{ env.NAME }};
 	// default: none is set.
 	Env func(string) (string, bool)

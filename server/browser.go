@@ -237,3 +237,23 @@ func (s *Server) Conversation(ctx context.Context, p *Principal, id string) ([]e
 	}
 	return s.eng.Conversation(ctx, id)
 }
+
+// Person is the principal of user name as another party vouched for it
+// (via: ViaSlack, the configuration's map of Slack's user ids): with the
+// groups the server's tokens give name (none when no token names it),
+// never the OS's, and no session or token to look up again.
+func (s *Server) Person(ctx context.Context, name, via string) *Principal {
+	groups, _ := s.tokenGroups(ctx, name)
+	return &Principal{Name: name, Groups: groups, Via: via}
+}
+
+// Go runs f in the background under the server's lifetime (Options.Work)
+// rather than a request's: Wait waits for it. It is for what a handler
+// finishes after it has answered (Slack's three seconds).
+func (s *Server) Go(f func(ctx context.Context)) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		f(s.work)
+	}()
+}

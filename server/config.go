@@ -86,6 +86,9 @@ type Config struct {
 	// Notify are the targets the server notifies of every run's
 	// waiting calls, expiries and ends (docs/notifications.md).
 	Notify []notify.Target `yaml:"notify"`
+	// Slack is the Slack app: messages with buttons, and the decisions
+	// their presses make (docs/slack.md); nil: none.
+	Slack *SlackConfig `yaml:"slack"`
 
 	path      string           // the file read, for messages
 	socketMod os.FileMode      // SocketMode parsed
@@ -312,6 +315,7 @@ func (c *Config) check(p *checker, root *yaml.Node) {
 		p.add(find(root, "tls"), "tls: give both cert and key")
 	}
 	c.checkNotify(p, root)
+	c.checkSlack(p, root)
 }
 
 // checkNotify validates publicURL and the notify: targets.

@@ -23,6 +23,7 @@ const (
 	ViaSocket = "socket" // the Unix socket peer's OS user (SO_PEERCRED)
 	ViaToken  = "token"  // a bearer token
 	ViaProxy  = "proxy"  // the header of a trusted authenticating proxy
+	ViaSlack  = "slack"  // a Slack user id Slack vouched for, mapped by the configuration (server/slack)
 )
 
 // Principal is the caller as the server authenticated it.

@@ -54,6 +54,11 @@ type Options struct {
 	// health and metrics routes: the browser inbox (server/web). It is
 	// called once, by New.
 	UI func(s *Server) http.Handler
+	// Slack, when set, makes the handler of POST /slack/interactions:
+	// Slack's button presses and forms (server/slack), which authenticate
+	// by Slack's signature rather than the server's credentials. It is
+	// called once, by New.
+	Slack func(s *Server) http.Handler
 	// TokenRecheck is how often an event stream opened with a token
 	// looks the token up again: one revoked meanwhile ends the stream
 	// (one that expires ends it at once). Default 10s.
@@ -233,6 +238,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/v1/", s.public("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &apiError{body: apiErr404("no such route: " + r.Method + " " + r.URL.Path), status: http.StatusNotFound})
 	}))
+	if s.opts.Slack != nil {
+		s.mux.Handle("POST /slack/interactions", s.public("POST /slack/interactions", s.opts.Slack(s).ServeHTTP))
+	}
 	if s.opts.UI != nil {
 		ui := s.opts.UI(s)
 		s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -118,6 +118,9 @@ func (a *app) serveOutboxes(ctx context.Context, ss store.ServerStore, e *engine
 		o.PublicURL = cfg.PublicURL
 	}
 	o.Describe = withServerApprovers(o.Describe, cfg.Approvers)
+	if sa, err := slackAppOf(cfg); err == nil && sa != nil { // serve has read it before
+		o.Bot, o.SecretNames = sa.bot, sa.names
+	}
 	boxes := []*outbox.Outbox{specOutbox(o, e)}
 	if len(cfg.Notify) > 0 {
 		o.Source = store.SourceServer

@@ -226,6 +226,8 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["pidgone"] = pidgone
 	cmds["waitready"] = waitready
 	cmds["waitfor"] = waitfor
+	cmds["slackapi"] = slackapi
+	cmds["slackpress"] = slackpress
 	return cmds
 }
 

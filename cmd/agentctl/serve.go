@@ -172,6 +172,10 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
+	sa, err := slackAppOf(cfg)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewJSONHandler(a.stderr, nil))
 	if a.dbPath == "" {
 		a.dbPath = cfg.DB
@@ -211,7 +215,8 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 		return err
 	}
 	srv, err := server.New(server.Options{Store: ss, Engine: e, Config: cfg, Specs: specs, Log: log, Work: ctx,
-		Metrics: m.Handler(), ObserveHTTP: m.ObserveHTTP, OpenAPI: api.OpenAPI(), Events: events, UI: web.New})
+		Metrics: m.Handler(), ObserveHTTP: m.ObserveHTTP, OpenAPI: api.OpenAPI(), Events: events, UI: web.New,
+		Slack: sa.handler(cfg, ss, log)})
 	if err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ type Decision struct {
 	By     string // on whose behalf (--as), else the OS user
 	OSUser string // the OS user who ran the command
 	// Via is how the decider was identified: "" on the database itself
-	// (the CLI), else the server's way: socket, token or proxy.
+	// (the CLI), else the server's way: socket, token, proxy or slack.
 	Via        string
 	Reason     string
 	ArgsBefore json.RawMessage // the call's arguments before the decision

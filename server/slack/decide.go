@@ -1,0 +1,197 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/notify"
+	"github.com/agentctl/agentctl/server"
+)
+
+// decision is what a press or a form asks of one call.
+type decision struct {
+	action    store.Action
+	run, call string
+	reason    string
+}
+
+// message is the Slack message a decision was made from, to update.
+type message struct {
+	Channel, TS, Text string
+	Blocks            json.RawMessage
+	ResponseURL       string
+}
+
+// outcome is what a decision came to, for the message.
+type outcome struct {
+	status string // the message's status line
+	keep   bool   // the call still waits: the buttons stay
+}
+
+// decideThenAnswer makes the decision in the background as user, waits
+// for it up to Ack, and acknowledges; the message is updated once the
+// decision has its outcome, after the acknowledgement if need be.
+func (h *handler) decideThenAnswer(w http.ResponseWriter, user string, d decision, m message) {
+	decided := make(chan struct{})
+	h.s.Go(func(ctx context.Context) {
+		o := h.decide(ctx, user, d)
+		close(decided)
+		h.update(ctx, d, m, o)
+	})
+	t := time.NewTimer(h.o.Ack)
+	defer t.Stop()
+	select {
+	case <-decided:
+	case <-t.C:
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// decide makes d as user through the server's /v1 route, as the API
+// does, and says what came of it.
+func (h *handler) decide(ctx context.Context, user string, d decision) outcome {
+	p := h.s.Person(ctx, user, server.ViaSlack)
+	body := api.DecisionRequest{Call: d.call, Reason: d.reason}
+	path := "/v1/runs/" + url.PathEscape(d.run) + "/" + string(d.action) + "?wait=0s"
+	status, b, err := h.s.Call(ctx, p, http.MethodPost, path, body)
+	verb := map[store.Action]string{store.Approve: "approval", store.Decline: "decline"}[d.action]
+	if err != nil {
+		return outcome{status: fmt.Sprintf("%s's %s could not be recorded (%v): press again", user, verb, err), keep: true}
+	}
+	h.o.Log.Info("slack decision", "user", user, "action", string(d.action), "run", d.run, "call", d.call, "status", status)
+	if status/100 == 2 {
+		return decided(user, d, b)
+	}
+	var e api.ErrorBody
+	msg := strings.TrimSpace(string(b))
+	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+		msg = e.Error.Message
+	}
+	switch {
+	case status == http.StatusForbidden:
+		return outcome{status: fmt.Sprintf("%s's %s was refused: %s", user, verb, msg), keep: true}
+	case status == http.StatusConflict || status == http.StatusNotFound:
+		return outcome{status: fmt.Sprintf("Not decided by %s: %s", user, msg)}
+	case status >= 500 || status == http.StatusTooManyRequests:
+		return outcome{status: fmt.Sprintf("%s's %s could not be recorded (%s): press again", user, verb, msg), keep: true}
+	}
+	return outcome{status: fmt.Sprintf("%s's %s was refused: %s", user, verb, msg), keep: true}
+}
+
+// decided is the outcome of a decision the server took: who decided,
+// and whether the call waits for more approvals.
+func decided(user string, d decision, b []byte) outcome {
+	var v struct {
+		Pending []struct {
+			CallID    string `json:"callId"`
+			RunID     string `json:"runId"`
+			Needed    int    `json:"approvalsNeeded"`
+			Approvals int    `json:"approvals"`
+		} `json:"pending"`
+	}
+	json.Unmarshal(b, &v)
+	if d.action == store.Decline {
+		why := ""
+		if d.reason != "" {
+			why = ": " + d.reason
+		}
+		return outcome{status: "Declined by " + user + " via Slack" + why}
+	}
+	for _, pc := range v.Pending {
+		if pc.CallID == d.call && pc.RunID == d.run {
+			return outcome{status: fmt.Sprintf("Approved by %s via Slack: %d of %d approvals, waiting for more", user, pc.Approvals, pc.Needed), keep: true}
+		}
+	}
+	return outcome{status: "Approved by " + user + " via Slack"}
+}
+
+// update shows o on the message: in place through the bot when its
+// channel and ts are known, else through its response_url.
+func (h *handler) update(ctx context.Context, d decision, m message, o outcome) {
+	blocks, err := statusBlocks(m, o)
+	if err != nil {
+		h.o.Log.Warn("slack: the message's blocks", "run", d.run, "call", d.call, "error", err.Error())
+		return
+	}
+	text := o.status
+	if m.Channel != "" && m.TS != "" {
+		err = h.o.Bot.Update(ctx, m.Channel, m.TS, text, blocks)
+	} else if m.ResponseURL != "" {
+		err = h.o.Bot.Replace(ctx, m.ResponseURL, text, blocks)
+	}
+	if err != nil {
+		h.o.Log.Warn("slack: update the message", "run", d.run, "call", d.call, "error", err.Error())
+	}
+}
+
+// statusBlocks is the message's blocks with o's status line (and its
+// buttons only while the call waits); a message whose blocks are not
+// known (a form sent to another server) is the status line alone.
+func statusBlocks(m message, o outcome) (json.RawMessage, error) {
+	blocks := m.Blocks
+	if len(blocks) == 0 || string(blocks) == "null" {
+		blocks = json.RawMessage(`[]`)
+		o.keep = false // no buttons to keep
+	}
+	return notifyDecided(blocks, o)
+}
+
+// messages remembers, for a while, the messages whose Decline was
+// pressed: the form's submission does not carry them, and the update
+// keeps what they showed.
+type messages struct {
+	mu  sync.Mutex
+	now func() time.Time
+	m   map[string]cached
+}
+
+type cached struct {
+	msg message
+	at  time.Time
+}
+
+// Limits of the cache of messages.
+const (
+	cacheFor = 30 * time.Minute // Slack's response_url lasts as long
+	cacheMax = 1000
+)
+
+func newMessages(now func() time.Time) *messages {
+	return &messages{now: now, m: map[string]cached{}}
+}
+
+func (c *messages) put(m message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	for k, v := range c.m {
+		if now.Sub(v.at) > cacheFor || len(c.m) >= cacheMax {
+			delete(c.m, k)
+		}
+	}
+	c.m[m.Channel+"\x00"+m.TS] = cached{msg: m, at: now}
+}
+
+// get returns the message at channel and ts, or one that knows only
+// where it is.
+func (c *messages) get(channel, ts string) message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.m[channel+"\x00"+ts]; ok && c.now().Sub(v.at) <= cacheFor {
+		return v.msg
+	}
+	return message{Channel: channel, TS: ts}
+}
+
+// notifyDecided is notify.DecidedBlocks with o.
+func notifyDecided(blocks json.RawMessage, o outcome) (json.RawMessage, error) {
+	return notify.DecidedBlocks(blocks, o.status, o.keep)
+}
