@@ -210,7 +210,8 @@ func pressBody(ts *testscript.TestScript, o pressOpts) []byte {
 			"container":    map[string]string{"type": "message", "channel_id": m.Channel, "message_ts": post.TS},
 			"channel":      map[string]string{"id": m.Channel},
 			"message":      map[string]any{"ts": post.TS, "text": m.Text, "blocks": m.Blocks},
-			"actions":      []map[string]string{{"action_id": "agentctl." + o.press, "value": value, "type": "button"}}}
+			"actions": []map[string]string{{"action_id": "agentctl." + o.press, "value": value, "type": "button",
+				"action_ts": fmt.Sprintf("%.6f", float64(time.Now().UnixNano())/1e9)}}}
 	}
 	b, err := json.Marshal(p)
 	ts.Check(err)
