@@ -157,7 +157,7 @@ func (b *Outbox) resolve(t notify.Target) (notify.Sender, []string, error) {
 
 // noBotWait is how long a process without the Slack app leaves a
 // notification for a Slack channel before it looks at it again.
-const noBotWait = 10 * time.Second
+const noBotWait = 2 * time.Second
 
 // maxRetryAfter is the longest a target's Retry-After defers a retry.
 const maxRetryAfter = 24 * time.Hour
