@@ -121,7 +121,7 @@ func (h *handler) update(ctx context.Context, d decision, m message, o outcome) 
 		h.o.Log.Warn("slack: the message's blocks", "run", d.run, "call", d.call, "error", err.Error())
 		return
 	}
-	text := o.status
+	text := notify.SlackEscape(o.status, 3000) // the fallback text is mrkdwn too: no reason may mention a channel
 	if m.Channel != "" && m.TS != "" {
 		err = h.o.Bot.Update(ctx, m.Channel, m.TS, text, blocks)
 	} else if m.ResponseURL != "" {

@@ -256,7 +256,7 @@ func (h *handler) ephemeral(responseURL, text string) {
 		return
 	}
 	h.s.Go(func(ctx context.Context) {
-		if err := h.o.Bot.Ephemeral(ctx, responseURL, text); err != nil {
+		if err := h.o.Bot.Ephemeral(ctx, responseURL, notify.SlackEscape(text, 3000)); err != nil {
 			h.o.Log.Warn("slack: answer the one who pressed", "error", err.Error())
 		}
 	})
