@@ -22,7 +22,7 @@ const (
 // botApproval is an approval whose ids make an ActionValue.
 func botApproval() *Message {
 	m := sampleApproval()
-	m.Run.ID = testRunID
+	m.Run.ID, m.Run.RootID = testRunID, testRunID
 	return m
 }
 
@@ -129,7 +129,7 @@ func TestBotPostActions(t *testing.T) {
 	b := Bot{APIURL: srv.URL, Token: testToken}
 	suspend := &Message{Type: Suspend, Run: Run{ID: testRunID}, Call: &Call{ID: "c1", Tool: "ask"}, URL: "https://agentctl.example/inbox/x?call=c1&a=<b>"}
 	badRun := botApproval()
-	badRun.Run.ID = "01JRUN"
+	badRun.Run.ID, badRun.Run.RootID = "01JRUN", "01JROOT"
 	badCall := botApproval()
 	badCall.Call.ID = "call 1/2"
 	for _, m := range []*Message{suspend, badRun, badCall, {Type: Completed, Run: Run{ID: testRunID}}, {Type: Suspend, URL: "javascript:alert(1)"}} {

@@ -36,19 +36,22 @@ var ErrBadActionValue = errors.New("not an agentctl action value")
 
 var (
 	runIDPattern  = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
-	callIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	// A call id in a tree is its path of calls: call_2/call_1.
+	callIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,15}$`)
 )
 
 // ActionValue returns the value of the buttons that decide call callID
 // of run runID: "RUNID/CALLID". ParseActionValue reads it back when
 // runID is a run id (26 characters of Crockford base32, upper case) and
-// callID a call id (1 to 64 of A-Z, a-z, 0-9, '_', '.' and '-').
+// callID a call id (1 to 64 of A-Z, a-z, 0-9, '_', '.' and '-'), or a
+// call's path in its tree from the root (call_2/call_1).
 func ActionValue(runID, callID string) string { return runID + "/" + callID }
 
 // ParseActionValue returns the run and call ids of a value ActionValue
 // made. Anything else (another shape, a run id that is not 26 characters
 // of Crockford base32 upper case, a call id that does not match
-// ^[A-Za-z0-9_.-]{1,64}$) is refused with an error wrapping
+// ^[A-Za-z0-9_.-]{1,64}$, or up to 16 of them joined by '/') is refused
+// with an error wrapping
 // ErrBadActionValue, which never holds v.
 func ParseActionValue(v string) (runID, callID string, err error) {
 	runID, callID, ok := strings.Cut(v, "/")
@@ -58,7 +61,7 @@ func ParseActionValue(v string) (runID, callID string, err error) {
 	case !runIDPattern.MatchString(runID):
 		return "", "", fmt.Errorf("%w: the run id is not 26 characters of Crockford base32", ErrBadActionValue)
 	case !callIDPattern.MatchString(callID):
-		return "", "", fmt.Errorf("%w: the call id is not 1 to 64 letters, digits, '_', '.' or '-'", ErrBadActionValue)
+		return "", "", fmt.Errorf("%w: the call id is not 1 to 64 letters, digits, '_', '.' or '-' (a path of them, in a tree)", ErrBadActionValue)
 	}
 	return runID, callID, nil
 }
@@ -142,7 +145,11 @@ func actionsOf(m *Message) *slackActions {
 		if m.Call == nil {
 			return nil
 		}
-		v := ActionValue(m.Run.ID, m.Call.ID)
+		run := m.Run.RootID // a call's id in a tree names it from its root, where a human sees them all
+		if run == "" {
+			run = m.Run.ID
+		}
+		v := ActionValue(run, m.Call.ID)
 		if _, _, err := ParseActionValue(v); err != nil {
 			return nil
 		}

@@ -18,7 +18,7 @@ func TestActionValue(t *testing.T) {
 		t.Errorf("ParseActionValue = %q, %q, %v", run, call, err)
 	}
 	for _, bad := range []string{
-		"", "/", testRunID, testRunID + "/", "/call_1", testRunID + "/call/1",
+		"", "/", testRunID, testRunID + "/", "/call_1", testRunID + "/call_1//call_2", testRunID + "/call_1/", testRunID + "/call_1/../x y",
 		strings.ToLower(testRunID) + "/call_1", "01JD3F8Q2W5X7Y9Z0ABCDEFGHI/call_1", "01JD3F8Q2W5X7Y9Z0ABCDEFGHU/c",
 		testRunID[:25] + "/c", testRunID + "J/c", testRunID + "/" + strings.Repeat("c", 65),
 		testRunID + "/call 1", testRunID + "/call\n", " " + testRunID + "/c", testRunID + "/c\x00",

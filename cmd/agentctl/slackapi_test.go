@@ -93,8 +93,9 @@ func slackapi(ts *testscript.TestScript, neg bool, args []string) {
 // (-log, default slack.log) shows posted: -press approve|decline (by
 // -user, default U0ALICE). -submit REASON sends instead the Decline form
 // the stand-in last opened, with REASON. -age D signs with a timestamp D
-// old; -badsig spoils the signature; -save FILE keeps the request as
-// sent, and -replay FILE sends a kept one again, unchanged.
+// old; -badsig 1 spoils the signature; -save FILE keeps the request as
+// sent, and -replay FILE sends a kept one again, unchanged (with -upper
+// 1, its signature's hex in capitals).
 func slackpress(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("slackpress does not take !: it prints the status")
@@ -120,6 +121,8 @@ func slackpress(ts *testscript.TestScript, neg bool, args []string) {
 			o.save = ts.MkAbs(v)
 		case "-replay":
 			o.replay = ts.MkAbs(v)
+		case "-upper":
+			o.upper = v == "1"
 		case "-log":
 			o.log = v
 		default:
@@ -141,6 +144,9 @@ func slackpress(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Check(json.Unmarshal(b, &kept))
 		body, hdr = []byte(kept.Body), kept.Header
+		if o.upper { // the same signature, its hex in capitals
+			hdr.Set("X-Slack-Signature", "v0="+strings.ToUpper(strings.TrimPrefix(hdr.Get("X-Slack-Signature"), "v0=")))
+		}
 	} else {
 		body = pressBody(ts, o)
 		stamp, sig := notify.SignSlack(secret, time.Now().Add(-o.age), body)
@@ -167,7 +173,7 @@ func slackpress(ts *testscript.TestScript, neg bool, args []string) {
 type pressOpts struct {
 	user, press, submit, log string
 	age                      time.Duration
-	badsig                   bool
+	badsig, upper            bool
 	save, replay             string
 }
 

@@ -28,29 +28,36 @@ type message struct {
 	Channel, TS, Text string
 	Blocks            json.RawMessage
 	ResponseURL       string
+	runID, callID     string // what the decision was about
 }
 
 // outcome is what a decision came to, for the message.
 type outcome struct {
 	status string // the message's status line
 	keep   bool   // the call still waits: the buttons stay
+	// refused: the policy refused the one who pressed, who is told
+	// privately; the message keeps its status, with the refusal added.
+	refused bool
+	tool    string // the call's tool, when the server said
 }
 
 // decideThenAnswer makes the decision in the background as user, waits
-// for it up to Ack, and acknowledges; the message is updated once the
-// decision has its outcome, after the acknowledgement if need be.
-func (h *handler) decideThenAnswer(w http.ResponseWriter, user string, d decision, m message) {
+// for it while the request's budget (Ack) lasts, and acknowledges; the
+// message is updated once the decision has its outcome, after the
+// acknowledgement if need be.
+func (h *handler) decideThenAnswer(w http.ResponseWriter, r *http.Request, user string, d decision, m message) {
 	decided := make(chan struct{})
 	h.s.Go(func(ctx context.Context) {
 		o := h.decide(ctx, user, d)
 		close(decided)
+		if o.refused {
+			h.ephemeral(m.ResponseURL, o.status)
+		}
 		h.update(ctx, d, m, o)
 	})
-	t := time.NewTimer(h.o.Ack)
-	defer t.Stop()
 	select {
 	case <-decided:
-	case <-t.C:
+	case <-r.Context().Done():
 	}
 	w.WriteHeader(http.StatusOK)
 }
@@ -68,7 +75,8 @@ func (h *handler) decide(ctx context.Context, user string, d decision) outcome {
 	}
 	h.o.Log.Info("slack decision", "user", user, "action", string(d.action), "run", d.run, "call", d.call, "status", status)
 	if status/100 == 2 {
-		return decided(user, d, b)
+		o := decided(user, d, b)
+		return o
 	}
 	var e api.ErrorBody
 	msg := strings.TrimSpace(string(b))
@@ -77,7 +85,7 @@ func (h *handler) decide(ctx context.Context, user string, d decision) outcome {
 	}
 	switch {
 	case status == http.StatusForbidden:
-		return outcome{status: fmt.Sprintf("%s's %s was refused: %s", user, verb, msg), keep: true}
+		return outcome{status: fmt.Sprintf("%s's %s was refused: %s", user, verb, msg), keep: true, refused: true}
 	case status == http.StatusConflict || status == http.StatusNotFound:
 		return outcome{status: fmt.Sprintf("Not decided by %s: %s", user, msg)}
 	case status >= 500 || status == http.StatusTooManyRequests:
@@ -90,6 +98,10 @@ func (h *handler) decide(ctx context.Context, user string, d decision) outcome {
 // and whether the call waits for more approvals.
 func decided(user string, d decision, b []byte) outcome {
 	var v struct {
+		Calls []struct {
+			CallID string `json:"callId"`
+			Tool   string `json:"tool"`
+		} `json:"calls"`
 		Pending []struct {
 			CallID    string `json:"callId"`
 			RunID     string `json:"runId"`
@@ -98,19 +110,25 @@ func decided(user string, d decision, b []byte) outcome {
 		} `json:"pending"`
 	}
 	json.Unmarshal(b, &v)
+	tool := ""
+	for _, c := range v.Calls {
+		if c.CallID == d.call {
+			tool = c.Tool
+		}
+	}
 	if d.action == store.Decline {
 		why := ""
 		if d.reason != "" {
 			why = ": " + d.reason
 		}
-		return outcome{status: "Declined by " + user + " via Slack" + why}
+		return outcome{status: "Declined by " + user + " via Slack" + why, tool: tool}
 	}
 	for _, pc := range v.Pending {
-		if pc.CallID == d.call && pc.RunID == d.run {
-			return outcome{status: fmt.Sprintf("Approved by %s via Slack: %d of %d approvals, waiting for more", user, pc.Approvals, pc.Needed), keep: true}
+		if pc.CallID == d.call { // ids are unique in a tree
+			return outcome{status: fmt.Sprintf("Approved by %s via Slack: %d of %d approvals, waiting for more", user, pc.Approvals, pc.Needed), keep: true, tool: tool}
 		}
 	}
-	return outcome{status: "Approved by " + user + " via Slack"}
+	return outcome{status: "Approved by " + user + " via Slack", tool: tool}
 }
 
 // update shows o on the message: in place through the bot when its
@@ -138,10 +156,44 @@ func (h *handler) update(ctx context.Context, d decision, m message, o outcome) 
 func statusBlocks(m message, o outcome) (json.RawMessage, error) {
 	blocks := m.Blocks
 	if len(blocks) == 0 || string(blocks) == "null" {
-		blocks = json.RawMessage(`[]`)
+		// Only where the message is, not what it showed: say what the
+		// decision was about.
+		what := "call `" + notify.SlackEscape(m.callID, 200) + "` of run `" + notify.SlackEscape(m.runID, 100) + "`"
+		if o.tool != "" {
+			what = "*" + notify.SlackEscape(o.tool, 200) + "*, " + what
+		}
+		b, _ := json.Marshal([]map[string]any{{"type": "section", "text": map[string]string{"type": "mrkdwn", "text": what}}})
+		blocks = b
 		o.keep = false // no buttons to keep
 	}
+	if o.refused {
+		if prev := previousStatus(blocks); prev != "" {
+			o.status = prev + "\n" + o.status // the call's progress stays in view
+		}
+	}
 	return notifyDecided(blocks, o)
+}
+
+// previousStatus is the status line a message shows, as text, "" for
+// none; its oldest lines go once it holds five.
+func previousStatus(blocks json.RawMessage) string {
+	var bs []struct {
+		BlockID  string `json:"block_id"`
+		Elements []struct {
+			Text string `json:"text"`
+		} `json:"elements"`
+	}
+	if json.Unmarshal(blocks, &bs) != nil {
+		return ""
+	}
+	for _, b := range bs {
+		if b.BlockID == notify.StatusBlockID && len(b.Elements) > 0 {
+			text := strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(b.Elements[0].Text)
+			lines := strings.Split(text, "\n")
+			return strings.Join(lines[max(0, len(lines)-4):], "\n")
+		}
+	}
+	return ""
 }
 
 // messages remembers, for a while, the messages whose Decline was

@@ -25,7 +25,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/notify"
@@ -44,8 +47,9 @@ type Options struct {
 	Store store.ServerStore
 	Log   *slog.Logger
 	Now   func() time.Time
-	// Ack is how long a press waits for its decision to be committed
-	// before Slack is answered (default 2s; Slack waits 3s).
+	// Ack bounds what is done before Slack is answered, from the request's
+	// arrival: the replay record and the decision's commit (default
+	// 2.5s; Slack waits 3s). What is left goes on after the answer.
 	Ack time.Duration
 }
 
@@ -55,13 +59,17 @@ const (
 	// replayWindow is how long a request's signature is remembered:
 	// longer than the five minutes either way a timestamp may be off.
 	replayWindow = 11 * time.Minute
+	// storeWait bounds the replay record's write: a busy database must
+	// not keep Slack past its three seconds.
+	storeWait = 1500 * time.Millisecond
 )
 
 // handler serves POST /slack/interactions.
 type handler struct {
-	o     Options
-	s     *server.Server
-	cache *messages
+	o        Options
+	s        *server.Server
+	cache    *messages
+	failures *rate.Limiter // refused requests: 401 while it allows, 429 beyond
 }
 
 // New returns the handler of Slack's interactions, for
@@ -74,10 +82,10 @@ func New(o Options) func(*server.Server) http.Handler {
 		o.Now = time.Now
 	}
 	if o.Ack <= 0 {
-		o.Ack = 2 * time.Second
+		o.Ack = 2500 * time.Millisecond
 	}
 	return func(s *server.Server) http.Handler {
-		return &handler{o: o, s: s, cache: newMessages(o.Now)}
+		return &handler{o: o, s: s, cache: newMessages(o.Now), failures: rate.NewLimiter(10, 50)}
 	}
 }
 
@@ -116,6 +124,9 @@ type payload struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.o.Ack) // Slack's three seconds, with room
+	defer cancel()
+	r = r.WithContext(ctx)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		http.Error(w, "the request is too large or was cut short", http.StatusRequestEntityTooLarge)
@@ -123,20 +134,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	now := h.o.Now()
 	if err := notify.VerifySlack(h.o.SigningSecret, r.Header, body, now); err != nil {
-		h.o.Log.Warn("slack interaction refused", "error", err.Error(), "remote", r.RemoteAddr)
-		http.Error(w, "refused: "+err.Error(), http.StatusUnauthorized)
+		h.refuse(w, r, err.Error())
 		return
 	}
-	sum := sha256.Sum256([]byte(r.Header.Get("X-Slack-Signature")))
-	fresh, err := h.o.Store.FirstSeen(r.Context(), "slack:"+hex.EncodeToString(sum[:]), now, now.Add(-replayWindow))
+	// The replay record holds the signature's bytes: hex in upper case,
+	// which the check accepts too, is the same signature.
+	mac, _ := hex.DecodeString(strings.TrimPrefix(strings.ToLower(r.Header.Get("X-Slack-Signature")), "v0="))
+	sum := sha256.Sum256(mac)
+	sctx, cancel := context.WithTimeout(r.Context(), storeWait)
+	fresh, err := h.o.Store.FirstSeen(sctx, "slack:"+hex.EncodeToString(sum[:]), now, now.Add(-replayWindow))
+	cancel()
 	if err != nil {
 		h.o.Log.Warn("slack interaction: replay record", "error", err.Error())
-		http.Error(w, "the store is unavailable: nothing was done", http.StatusServiceUnavailable)
+		http.Error(w, "the store is busy or unavailable: nothing was done; press again", http.StatusServiceUnavailable)
 		return
 	}
 	if !fresh {
-		h.o.Log.Warn("slack interaction refused", "error", "a replay of a request already seen", "remote", r.RemoteAddr)
-		http.Error(w, "refused: a replay of a request already seen", http.StatusUnauthorized)
+		h.refuse(w, r, "a replay of a request already seen")
 		return
 	}
 	form, err := url.ParseQuery(string(body))
@@ -156,6 +170,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(http.StatusOK) // nothing this app asked for: acknowledged, ignored
 	}
+}
+
+// refuse answers a request that is not Slack's (401), logging it unless
+// such requests come faster than failures allows.
+func (h *handler) refuse(w http.ResponseWriter, r *http.Request, why string) {
+	if !h.failures.Allow() {
+		http.Error(w, "too many refused requests", http.StatusTooManyRequests)
+		return
+	}
+	h.o.Log.Warn("slack interaction refused", "error", why, "remote", r.RemoteAddr)
+	http.Error(w, "refused: "+why, http.StatusUnauthorized)
 }
 
 // press is a button: Approve decides at once, Decline opens the form
@@ -184,6 +209,7 @@ func (h *handler) press(w http.ResponseWriter, r *http.Request, p *payload) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	m.runID, m.callID = run, call
 	if a.ActionID == notify.DeclineActionID {
 		h.cache.put(m)
 		meta := metadata{Value: a.Value, Channel: m.Channel, TS: m.TS, ResponseURL: m.ResponseURL}
@@ -198,7 +224,7 @@ func (h *handler) press(w http.ResponseWriter, r *http.Request, p *payload) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	h.decideThenAnswer(w, who, decision{action: store.Approve, run: run, call: call}, m)
+	h.decideThenAnswer(w, r, who, decision{action: store.Approve, run: run, call: call}, m)
 }
 
 // submit is the Decline form sent: the call is declined with its reason.
@@ -224,8 +250,8 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request, p *payload) {
 		return
 	}
 	m := h.cache.get(meta.Channel, meta.TS)
-	m.ResponseURL = meta.ResponseURL
-	h.decideThenAnswer(w, who, decision{action: store.Decline, run: run, call: call, reason: notify.DeclineReason(p.View.State.Values)}, m)
+	m.ResponseURL, m.runID, m.callID = meta.ResponseURL, run, call
+	h.decideThenAnswer(w, r, who, decision{action: store.Decline, run: run, call: call, reason: notify.DeclineReason(p.View.State.Values)}, m)
 }
 
 // metadata is what the Decline form carries from the press to the

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -229,5 +230,38 @@ func TestReplayOnAnotherServer(t *testing.T) {
 	}
 	if resp, b := e.post(1, body, stamp, sig); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), "replay") {
 		t.Fatalf("the replay on the other server: %d %s, want 401", resp.StatusCode, b)
+	}
+}
+
+// A database too busy to record the press in Slack's time: the press is
+// answered 503 (Slack tells the person; they press again), and nothing
+// is decided.
+func TestBusyStore(t *testing.T) {
+	e := newEnv(t, 1)
+	id := e.suspend()
+	hold, err := sql.Open("sqlite", filepath.Join(e.dir, "agentctl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	conn, err := hold.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, body := e.press(0, "U0ALICE", id, 1)
+	t.Logf("answered in %v", time.Since(start)) // for the log only: Slack's limit is 3s
+	if _, err := conn.ExecContext(context.Background(), "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "press again") {
+		t.Fatalf("a press while the store is locked: %d %s, want 503", resp.StatusCode, body)
+	}
+	if d, err := e.eng.Detail(context.Background(), id); err != nil || len(d.Decisions) != 0 {
+		t.Fatalf("decisions %+v, %v: want none", d.Decisions, err)
 	}
 }
