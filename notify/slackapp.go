@@ -35,7 +35,7 @@ const (
 var ErrBadActionValue = errors.New("not an agentctl action value")
 
 var (
-	runIDPattern  = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
+	runIDPattern = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
 	// A call id in a tree is its path of calls: call_2/call_1.
 	callIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,15}$`)
 )
