@@ -65,7 +65,7 @@ func kind(action store.Action) store.Kind {
 // with ErrUsage and leave the run exactly as it was. Of several processes
 // deciding the same call, exactly one succeeds; the others get a
 // *store.ConflictError.
-func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
+func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error) {
 	if err := checkBy(d.By); err != nil {
 		return nil, err
 	}
@@ -77,6 +77,8 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := e.startDecision(ctx, t.root, targets, d)
+	defer func() { endDecision(span, err) }()
 	// Compile the run's spec before deciding, so that a run this process
 	// cannot continue is not taken from others.
 	g, err := e.graph(ctx, r.SpecHash)
@@ -106,7 +108,6 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (*RunView, error) {
 			}
 		}
 	}
-	var v *RunView
 	runs := runsOf(targets)
 	for i, runID := range runs {
 		di := d

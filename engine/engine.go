@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"go.opentelemetry.io/otel/trace"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,13 @@ type Config struct {
 	// Observer, when set, is told how long each tool call and model
 	// turn took (agentctl serve's metrics).
 	Observer Observer
+	// Tracer, when set, records the spans of runs, model calls, tool
+	// calls and decisions (OpenTelemetry; see trace.go); nil: none.
+	Tracer trace.Tracer
+	// TraceContent adds what models answered and the arguments and
+	// results of tool calls to spans, as stored: redacted
+	// (AGENTCTL_TRACE_CONTENT=1). Off: no content at all.
+	TraceContent bool
 }
 
 // Observer is told how long the engine's tool calls and model turns take.
@@ -112,9 +120,11 @@ type Engine struct {
 	limits    Limits
 	replay    string
 
-	stop     <-chan struct{}
-	inflight atomic.Int64 // steps under way
-	observer Observer     // nil: nobody is told
+	stop         <-chan struct{}
+	inflight     atomic.Int64 // steps under way
+	observer     Observer     // nil: nobody is told
+	tracer       trace.Tracer // a no-op one when none is configured
+	traceContent bool
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
@@ -152,14 +162,16 @@ func New(st store.Store, cfg Config) *Engine {
 		now:     cfg.Now,
 		onEvent: cfg.OnEvent,
 
-		delegates: cfg.Delegates,
-		groups:    cfg.Groups,
-		limits:    cfg.Limits,
-		replay:    cfg.Replay,
-		stop:      cfg.Stop,
-		observer:  cfg.Observer,
-		graphs:    map[string]*Graph{},
-		quiet:     map[string]bool{},
+		delegates:    cfg.Delegates,
+		groups:       cfg.Groups,
+		limits:       cfg.Limits,
+		replay:       cfg.Replay,
+		stop:         cfg.Stop,
+		observer:     cfg.Observer,
+		tracer:       tracerOf(cfg.Tracer),
+		traceContent: cfg.TraceContent,
+		graphs:       map[string]*Graph{},
+		quiet:        map[string]bool{},
 	}
 }
 

@@ -16,7 +16,13 @@ import (
 // execute carries out one approved call: a delegation runs its sub-agent;
 // a tool may suspend itself (suspend.when), be skipped (skip.when), or run.
 // Every tool, whatever its toolkit, passes here.
-func (rn *runner) execute(ctx context.Context, c *store.Call) error {
+func (rn *runner) execute(ctx context.Context, c *store.Call) (err error) {
+	kind := "agent"
+	if d := rn.a.decl(c.Tool); d != nil {
+		kind = d.Kind()
+	}
+	ctx, span := rn.e.startTool(ctx, c, kind)
+	defer func() { rn.e.endTool(span, c, err) }()
 	if sub, ok := rn.a.subs[c.Tool]; ok {
 		return rn.delegate(ctx, sub, c)
 	}
@@ -34,6 +40,7 @@ func (rn *runner) execute(ctx context.Context, c *store.Call) error {
 	case t == nil: // the gate lets none through; a changed spec could
 		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, fmt.Sprintf("error: agent %s has no tool %q", rn.a.spec.Name, c.Tool))
 	}
+	rn.e.traceArgs(ctx, c, t.tool.Secrets())
 	call := toolkits.Call{RunID: rn.r.ID, CallID: c.ID, Tool: c.Tool, Run: runVars(rn.r)}
 	if err := json.Unmarshal(c.Args, &call.Input); err != nil {
 		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: invalid arguments: "+err.Error())

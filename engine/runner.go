@@ -44,8 +44,11 @@ func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, er
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := e.startAgent(ctx, r, st)
 	rn := &runner{e: e, g: g, a: a, r: r, st: st, calls: calls}
-	return rn.loop(ctx)
+	v, err := rn.loop(ctx)
+	endAgent(span, v, err)
+	return v, err
 }
 
 // loop runs the agent loop until the run completes, fails or waits for a
@@ -107,6 +110,7 @@ func (rn *runner) suspend(ctx context.Context) (v *RunView, again bool, err erro
 	if err != nil {
 		return nil, false, err
 	}
+	suspended(ctx, rn.calls)
 	if slices.ContainsFunc(rn.calls, func(c *store.Call) bool { return c.Kind == store.KindDelegation && c.Status == store.CallPending }) {
 		v, err = e.Inspect(ctx, r.ID) // what waits is in the subtree
 		return v, false, err

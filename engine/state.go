@@ -26,7 +26,11 @@ type state struct {
 	Model string `json:"model,omitempty"`
 	// Replay is the cassette the run was started with (run --replay):
 	// it is advanced only from a cassette, never by a live model.
-	Replay   string    `json:"replay,omitempty"`
+	Replay string `json:"replay,omitempty"`
+	// Trace is the W3C traceparent of the span the run's first advance
+	// made, when tracing was on: later advances and decisions, in any
+	// process, link to it.
+	Trace    string    `json:"trace,omitempty"`
 	Messages []message `json:"messages"`
 }
 

@@ -95,7 +95,9 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	}
 	req.Temperature, req.MaxTokens = node.spec.Temperature, node.spec.MaxTokens
 	start := time.Now()
-	resp, err := m.Generate(ctx, req)
+	cctx, span := rn.e.startChat(ctx, node.spec)
+	resp, err := m.Generate(cctx, req)
+	rn.e.endChat(span, node.spec, resp, err)
 	rn.e.observeModel(ctx, node.spec, time.Since(start), resp, err)
 	if err != nil {
 		// A provider may echo the key it was given (401: "Incorrect API
