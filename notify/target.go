@@ -154,7 +154,7 @@ func (t Target) checkSlack(add func(field, format string, args ...any)) {
 	s := t.Slack
 	switch {
 	case s.URL != "" && s.Channel != "":
-		add("slack.channel", "give exactly one of slack.url (an incoming webhook) and slack.channel (posted to through the bot)")
+		add("slack.channel", "give exactly one of slack.url (an incoming webhook) and slack.channel (which the Slack app of agentctl serve posts to)")
 	case s.Channel != "":
 		switch {
 		case strings.Contains(s.Channel, "${{"):
@@ -164,7 +164,7 @@ func (t Target) checkSlack(add func(field, format string, args ...any)) {
 		}
 	default:
 		if _, ok := EnvName(s.URL); !ok {
-			add("slack.url", "a Slack webhook URL is a secret: write it as ${{ env.NAME }} and set NAME where agentctl sends (or give slack.channel, posted to through the bot)")
+			add("slack.url", "a Slack webhook URL is a secret: write it as ${{ env.NAME }} and set NAME where agentctl sends (or slack.channel, which the Slack app of agentctl serve posts to)")
 		}
 	}
 }
