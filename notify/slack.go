@@ -228,7 +228,43 @@ func jsonText(raw json.RawMessage) string {
 			return string(raw)
 		}
 	}
-	return strings.ReplaceAll(buf.String(), "`", `\u0060`)
+	return strings.ReplaceAll(htmlUnescaped(buf.String()), "`", `\u0060`)
+}
+
+// htmlUnescaped undoes the escapes of <, > and & that Go's JSON writes
+// in strings (\u003c, \u003e, \u0026), so that "a && b" reads as
+// written; fit escapes them for Slack. A backslash escaped before one
+// (\\u003c) is left as it is.
+func htmlUnescaped(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			if rest := s[i:]; len(rest) >= 6 {
+				switch rest[:6] {
+				case `\u003c`:
+					b.WriteByte('<')
+					i += 5
+					continue
+				case `\u003e`:
+					b.WriteByte('>')
+					i += 5
+					continue
+				case `\u0026`:
+					b.WriteByte('&')
+					i += 5
+					continue
+				}
+			}
+			b.WriteString(s[i : i+2]) // another escape, whole: \\ stays two
+			i++
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // slackLink returns a mrkdwn link to raw labelled text, "" unless raw is

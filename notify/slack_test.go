@@ -258,3 +258,16 @@ func TestSlackSend(t *testing.T) {
 		})
 	}
 }
+
+func TestHTMLUnescaped(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"cmd":"a \u0026\u0026 b \u003c c \u003e d"}`: `{"cmd":"a && b < c > d"}`,
+		`{"cmd":"\\u003c stays"}`:                      `{"cmd":"\\u003c stays"}`,
+		`{"cmd":"\\\u003c"}`:                           `{"cmd":"\\<"}`,
+		`plain`:                                        `plain`,
+	} {
+		if got := htmlUnescaped(in); got != want {
+			t.Errorf("htmlUnescaped(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

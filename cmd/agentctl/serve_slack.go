@@ -46,5 +46,6 @@ func (sa *slackApp) handler(cfg *server.Config, ss store.ServerStore, log *slog.
 	if sa == nil {
 		return nil
 	}
+	log.Info("slack app", "interactions", "POST /slack/interactions", "users", len(cfg.Slack.Users))
 	return slack.New(slack.Options{SigningSecret: sa.signing, Bot: *sa.bot, Users: cfg.Slack.Users, Store: ss, Log: log})
 }
