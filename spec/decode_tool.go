@@ -216,6 +216,7 @@ func literalOrigin(raw string) (string, bool) {
 
 func (d *decoder) fileOp(f *file, n *yaml.Node, path string) *File {
 	fo := &File{Op: str(field(n, "op")), Root: str(field(n, "root"))}
+	fo.RootAsWritten = fo.Root
 	if rn := scalar(field(n, "root")); rn != nil {
 		if tmpl.Has(rn.Value) {
 			d.errs.add(f.pos(rn), "%s.root: a root takes no placeholders", path)

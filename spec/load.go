@@ -128,7 +128,7 @@ func load(srcs []Source, trusted bool) (*Spec, error) {
 				break
 			}
 			if err != nil {
-				errs = append(errs, yamlError(src.Name, err))
+				errs = append(errs, yamlError(src.Name, src.Data, err))
 				break
 			}
 			f := &file{name: src.Name, dir: src.Dir, root: deref(doc.Content[0]), budget: maxNodes}
@@ -166,23 +166,6 @@ func load(srcs []Source, trusted bool) (*Spec, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// yamlError turns a yaml.v3 syntax error into a positioned Error.
-func yamlError(name string, err error) *Error {
-	msg := err.Error()
-	var line int
-	// yaml.v3 reports "yaml: line N: message".
-	if rest, ok := strings.CutPrefix(msg, "yaml: line "); ok {
-		if i := strings.Index(rest, ": "); i > 0 {
-			if _, err := fmt.Sscanf(rest[:i], "%d", &line); err == nil {
-				msg = rest[i+2:]
-			}
-		}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	return &Error{Pos: Pos{File: name, Line: line}, Msg: "invalid YAML: " + msg}
 }
 
 // ErrTooLarge reports a spec file over the size limit.

@@ -30,7 +30,13 @@ func validateSchema(f *file, sch *jsonschema.Schema, v any, errs *Errors) {
 				n = k
 			}
 		}
-		errs.add(f.pos(n), "%s", leaf.String())
+		msg := leaf.String()
+		if leaf.Key != "" {
+			if s := suggest(leaf.Key, knownFields(leaf.schemaURL)); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+		}
+		errs.add(f.pos(n), "%s", msg)
 	}
 }
 
@@ -39,6 +45,8 @@ type Violation struct {
 	Path []string // JSON pointer tokens of the offending value
 	Key  string   // for an unknown field: the field's name
 	Msg  string
+	// schemaURL locates the schema that refused the unknown field.
+	schemaURL string
 }
 
 // Pointer returns the offending value's JSON pointer, "/" for the root.
@@ -85,7 +93,7 @@ func Violations(ve *jsonschema.ValidationError) []Violation {
 		switch k := e.ErrorKind.(type) {
 		case *kind.AdditionalProperties:
 			for _, p := range k.Properties {
-				out = append(out, Violation{Path: path, Key: p, Msg: "unknown field"})
+				out = append(out, Violation{Path: path, Key: p, Msg: "unknown field", schemaURL: e.SchemaURL})
 			}
 			return
 		case *kind.Required:

@@ -221,10 +221,14 @@ type MCP struct {
 
 // File reads, writes or lists files inside a root directory.
 type File struct {
-	Root    string // absolute
-	Op      string // read, write or list
-	Path    *tmpl.String
-	Content *tmpl.String // for write
+	Root string // absolute
+	// RootAsWritten is the root as the spec wrote it (relative to the
+	// spec file's directory unless absolute), for pictures of the spec
+	// that must not depend on where it lies (agentctl graph).
+	RootAsWritten string
+	Op            string // read, write or list
+	Path          *tmpl.String
+	Content       *tmpl.String // for write
 }
 
 // Agent declares an agent.

@@ -31,7 +31,7 @@ several processes deciding the same call exactly one wins; the others exit
 		Example: `  agentctl approve 01JD3F --as alice --reason "ticket CHG-42"
   agentctl approve 01JD3F --call call_2 --args '{"service":"nginx","env":"staging"}'
   agentctl approve 01JD3F --all --always -o json`,
-		Args: argsCheck(cobra.ExactArgs(1)),
+		Args: needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if d.All && d.CallID != "" {
 				return usageErr(errors.New("--all and --call exclude each other"))

@@ -23,7 +23,7 @@ declined it, with the reason, and not to retry unless asked. The run then
 continues in this process, as with approve.`,
 		Example: `  agentctl decline 01JD3F --reason "not during the freeze"
   agentctl decline 01JD3F --all --as bob`,
-		Args: argsCheck(cobra.ExactArgs(1)),
+		Args: needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if d.All && d.CallID != "" {
 				return usageErr(errors.New("--all and --call exclude each other"))

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/spec"
 )
 
 func (a *app) graphCmd() *cobra.Command {
@@ -24,14 +25,19 @@ Mermaid renders in GitHub and most docs tools; dot is Graphviz.`,
 		Example: `  agentctl graph incident -f examples/agents/
   agentctl graph incident -f examples/agents/ --format mermaid > incident.mmd
   agentctl graph incident -f examples/agents/ --format dot | dot -Tsvg > incident.svg`,
-		Args: argsCheck(cobra.ExactArgs(1)),
+		Args: needsOne("an agent name"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if len(files) == 0 {
 				return usageErr(errors.New("graph: no spec: pass -f FILE or -f DIR"))
 			}
-			_, g, err := a.compileSpec(files)
+			s, err := a.loadSpec(files)
 			if err != nil {
 				return err
+			}
+			asWritten(s)
+			g, err := engine.Compile(s, nil, nil)
+			if err != nil {
+				return usageErr(err)
 			}
 			out, err := g.Render(argv[0], format)
 			if err != nil {
@@ -44,4 +50,17 @@ Mermaid renders in GitHub and most docs tools; dot is Graphviz.`,
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "spec file or directory (repeatable)")
 	cmd.Flags().StringVar(&format, "format", engine.FormatText, "text, mermaid or dot")
 	return cmd
+}
+
+// asWritten makes the file tools of s show their roots as the spec wrote
+// them, not resolved: a picture of the spec is then the same wherever it
+// lies. The tools must not run afterwards.
+func asWritten(s *spec.Spec) {
+	for _, t := range s.Tools {
+		if t.File != nil && t.File.RootAsWritten != "" {
+			f := *t.File
+			f.Root = f.RootAsWritten
+			t.File = &f
+		}
+	}
 }

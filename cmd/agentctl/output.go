@@ -336,10 +336,18 @@ func checkJSON(what string, b []byte) error {
 	return nil
 }
 
-// addDecisionFlags adds the audit flags every decision takes.
+// addDecisionFlags adds the audit flags every decision takes; only a
+// decline's reason is told to the model (engine.declined).
 func addDecisionFlags(cmd *cobra.Command, d *engine.Decision) {
 	cmd.Flags().StringVar(&d.By, "as", "", "record the decision on behalf of NAME (default: the OS user)")
-	cmd.Flags().StringVar(&d.Reason, "reason", "", "why; kept in the audit trail (a decline's reason is told to the model)")
+	reason := "why; kept in the audit trail (the model is not told)"
+	switch d.Action {
+	case store.Decline:
+		reason = "why; kept in the audit trail and told to the model"
+	case store.Resume:
+		reason = "why; kept in the audit trail with the resume data (the model is not told)"
+	}
+	cmd.Flags().StringVar(&d.Reason, "reason", "", reason)
 	cmd.Flags().BoolVar(&d.Detach, "detach", false, "record the decision and return (exit 0): a worker advances the run (agentctl worker)")
 }
 

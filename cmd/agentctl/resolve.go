@@ -22,7 +22,7 @@ func (a *app) resolveCmd() *cobra.Command {
 is its result, --fail a failure. The model is told, and the run goes on.`,
 		Example: `  agentctl resolve 01JD3F --call call_2 --output "nginx was restarted at 10:02"
   agentctl resolve 01JD3F --fail "the restart did not happen"`,
-		Args: argsCheck(cobra.ExactArgs(1)),
+		Args: needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			switch {
 			case (output == "") == (fail == ""):

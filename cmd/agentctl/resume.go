@@ -28,7 +28,7 @@ bound, then its action runs with resume available to its placeholders.`,
 		Example: `  agentctl resume 01JD3F --data '{"ticket":"CHG-42"}'
   agentctl resume 01JD3F --call call_2 --data-file answer.json
   echo '{"approved":false}' | agentctl resume 01JD3F --data-file -`,
-		Args: argsCheck(cobra.ExactArgs(1)),
+		Args: needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			switch {
 			case (data == "") == (dataFile == ""):

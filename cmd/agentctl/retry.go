@@ -20,7 +20,7 @@ effect may or may not have happened, so agentctl never runs it again by
 itself (unless its tool is idempotent). Retry runs it again, recorded in
 the audit trail; resolve records its outcome instead.`,
 		Example: `  agentctl retry 01JD3F --call call_2 --reason "checked: nothing was restarted"`,
-		Args:    argsCheck(cobra.ExactArgs(1)),
+		Args:    needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			return a.decide(cmd, argv[0], &out, d)
 		},

@@ -10,11 +10,13 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/client"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
@@ -93,6 +95,11 @@ type app struct {
 	limits  limits         // read before any command runs
 	server  string         // --server
 	remote  *client.Client // the server the command goes through, if any (connect)
+	// cmdPath names the command that ran ("agentctl approve"), for the
+	// usage hint; errJSON is set when it was given -o json: its error is
+	// then printed as the API's error object.
+	cmdPath string
+	errJSON bool
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
@@ -107,6 +114,7 @@ func Main() int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if cmd != nil {
 		a.notifyOnce(ctx, cmd.Name())
+		a.noteCmd(cmd)
 	}
 	return a.report(err)
 }
@@ -124,10 +132,11 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdUsageErr(cmd, err) })
 	a.grace = defaultGrace
 	root.PersistentFlags().Var(duration.Value{D: &a.grace}, "grace", "on SIGTERM or Ctrl-C, how long the tool in flight may finish before it is killed (its call is then recorded interrupted)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) (err error) {
+		a.noteCmd(cmd)
 		if a.limits, err = readLimits(); err != nil {
 			return err
 		}
@@ -171,6 +180,7 @@ func (a *app) rootCmd() *cobra.Command {
 type exitErr struct {
 	code int
 	err  error
+	cmd  *cobra.Command // for a usage error, the command misused, when known
 }
 
 func (e *exitErr) Error() string {
@@ -184,7 +194,13 @@ func (e *exitErr) Unwrap() error { return e.err }
 
 func usageErr(err error) error { return &exitErr{code: exitUsage, err: err} }
 
-// report prints err, if any, and maps it to an exit code.
+// cmdUsageErr is a usage error of cmd, whose help its hint names.
+func cmdUsageErr(cmd *cobra.Command, err error) error {
+	return &exitErr{code: exitUsage, err: err, cmd: cmd}
+}
+
+// report prints err, if any, and maps it to an exit code: as text, or
+// under -o json as the server API's error object.
 func (a *app) report(err error) int {
 	if err == nil {
 		return exitOK
@@ -192,7 +208,16 @@ func (a *app) report(err error) int {
 	if a.db != nil {
 		err = a.db.Classify(err)
 	}
-	code := exitError
+	code := exitCode(err)
+	if ee := (*exitErr)(nil); errors.As(err, &ee) && ee.cmd != nil {
+		a.noteCmd(ee.cmd) // arguments are checked before any hook runs
+	}
+	if a.errJSON {
+		if obj, ok := a.errorObject(err, code); ok {
+			writeJSON(a.stderr, api.ErrorBody{Error: obj})
+		}
+		return code
+	}
 	var ee *exitErr
 	var se spec.Errors
 	var amb *store.AmbiguousError
@@ -202,31 +227,119 @@ func (a *app) report(err error) int {
 			fmt.Fprintf(a.stderr, "agentctl: %v\n", ee.err)
 		}
 		if ee.code == exitUsage && ee.err != nil {
-			fmt.Fprintln(a.stderr, "Run 'agentctl --help' for usage.")
+			fmt.Fprintln(a.stderr, a.usageHint())
 		}
-		return ee.code
 	case errors.As(err, &se):
 		fmt.Fprintln(a.stderr, se.Error())
-		fmt.Fprintf(a.stderr, "agentctl: spec is invalid (%d %s)\n", len(se), plural(len(se), "error", "errors"))
-		return exitUsage
+		fmt.Fprintf(a.stderr, "agentctl: %s\n", specInvalid(se))
 	case errors.As(err, &amb):
-		code = exitUsage
 		fmt.Fprintf(a.stderr, "agentctl: %v; use a longer prefix. Matches:\n", amb)
 		for _, m := range amb.Matches {
 			fmt.Fprintf(a.stderr, "  %s\n", m)
 		}
-		return code
-	case errors.Is(err, store.ErrUnavailable):
-		code = exitDatabase
-	case errors.Is(err, store.ErrForbidden):
-		code = exitForbidden
-	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrLeaseLost):
-		code = exitConflict
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrUsage):
-		code = exitUsage
+	default:
+		fmt.Fprintf(a.stderr, "agentctl: %s\n", phrase(err))
 	}
-	fmt.Fprintf(a.stderr, "agentctl: %s\n", phrase(err))
 	return code
+}
+
+// noteCmd records the command that runs, for its errors: the usage
+// hint names its help, and with -o json they print as JSON.
+func (a *app) noteCmd(cmd *cobra.Command) {
+	a.cmdPath = cmd.CommandPath()
+	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.Type() == "text|json" && f.Value.String() == "json" {
+		a.errJSON = true
+	}
+}
+
+// usageHint names the help of the command that ran.
+func (a *app) usageHint() string {
+	path := a.cmdPath
+	if path == "" {
+		path = "agentctl"
+	}
+	return fmt.Sprintf("Run '%s --help' for usage.", path)
+}
+
+func specInvalid(se spec.Errors) string {
+	return fmt.Sprintf("spec is invalid (%d %s)", len(se), plural(len(se), "error", "errors"))
+}
+
+// exitCode classifies err into the command's exit code.
+func exitCode(err error) int {
+	var ee *exitErr
+	var se spec.Errors
+	var amb *store.AmbiguousError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &se), errors.As(err, &amb):
+		return exitUsage
+	case errors.Is(err, store.ErrUnavailable):
+		return exitDatabase
+	case errors.Is(err, store.ErrForbidden):
+		return exitForbidden
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrLeaseLost):
+		return exitConflict
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrUsage):
+		return exitUsage
+	}
+	return exitError
+}
+
+// apiCodes names, as the server's API does, the error of each exit code
+// (docs/server.md); not_found and too_large are told apart by the error.
+var apiCodes = map[int]string{
+	exitUsage:     api.CodeInvalid,
+	exitConflict:  api.CodeConflict,
+	exitForbidden: api.CodeForbidden,
+	exitDatabase:  api.CodeUnavailable,
+}
+
+// errorObject is err as the server's API reports it, with code its exit
+// code; false when err prints nothing (an exit code alone).
+func (a *app) errorObject(err error, code int) (api.Error, bool) {
+	var (
+		ee  *exitErr
+		se  spec.Errors
+		amb *store.AmbiguousError
+		in  *engine.InputError
+	)
+	e := api.Error{Code: apiCodes[code]}
+	switch {
+	case e.Code == "":
+		e.Code = "internal"
+	case errors.Is(err, errTooLarge), errors.Is(err, spec.ErrTooLarge):
+		e.Code = api.CodeTooLarge
+	case errors.Is(err, store.ErrNotFound):
+		e.Code = api.CodeNotFound
+	}
+	switch {
+	case errors.As(err, &se):
+		e.Message = specInvalid(se)
+		for _, x := range se {
+			e.Details = append(e.Details, api.Detail{Message: x.Error()})
+		}
+	case errors.As(err, &ee):
+		if ee.err == nil {
+			return e, false
+		}
+		e.Message = ee.err.Error()
+		if ee.code == exitUsage {
+			e.Hint = a.usageHint()
+		}
+	case errors.As(err, &amb):
+		e.Message, e.Hint = amb.Error(), "use a longer prefix"
+		e.Details = []api.Detail{{Message: "the prefix matches several runs", Matches: amb.Matches}}
+	case errors.As(err, &in) && in.Violations != nil:
+		e.Message = strings.SplitN(phrase(err), ":\n", 2)[0]
+		for _, v := range in.Violations {
+			e.Details = append(e.Details, api.Detail{Pointer: v.Pointer, Message: v.Message})
+		}
+	default:
+		e.Message = phrase(err)
+	}
+	return e, true
 }
 
 func plural(n int, one, many string) string {
@@ -347,13 +460,37 @@ func osUser() string {
 	return fmt.Sprintf("uid:%d", os.Getuid())
 }
 
-// args wraps a cobra positional-argument check so that its failure is a
-// usage error.
+// argsCheck wraps a cobra positional-argument check so that its failure
+// is a usage error.
 func argsCheck(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := check(cmd, a); err != nil {
-			return usageErr(err)
+			return cmdUsageErr(cmd, err)
 		}
 		return nil
 	}
+}
+
+// needsOne requires a command's one argument, what ("a run id"), and
+// says what is missing in agentctl's words, with the command's usage.
+func needsOne(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return cmdUsageErr(cmd, fmt.Errorf("%s needs %s: %s", cmd.Name(), what, usageLine(cmd)))
+		case len(args) > 1:
+			quoted := make([]string, len(args))
+			for i, x := range args {
+				quoted[i] = strconv.Quote(x)
+			}
+			return cmdUsageErr(cmd, fmt.Errorf("%s takes one %s, not %d arguments (%s): %s",
+				cmd.Name(), strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a "), len(args), strings.Join(quoted, ", "), usageLine(cmd)))
+		}
+		return nil
+	}
+}
+
+// usageLine is a command's usage as its help shows it.
+func usageLine(cmd *cobra.Command) string {
+	return cmd.CommandPath() + strings.TrimPrefix(cmd.Use, cmd.Name())
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -30,7 +33,7 @@ prints the whole tree of runs.`,
 		Example: `  agentctl show 01JD3F
   agentctl show 01JD3F -o json | jq '.decisions'
   agentctl show 01JD3F --tree`,
-		Args: argsCheck(cobra.ExactArgs(1)),
+		Args: needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
@@ -133,9 +136,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 			if len(c.Resume) > 0 {
 				fmt.Fprintf(w, "      resumed with: %s\n", c.Resume)
 			}
-			if r := c.ResultText(); r != "" {
-				fmt.Fprintf(w, "      result: %s\n", oneLine(r, 200))
-			}
+			printResult(w, c.Result, c.ResultText())
 		}
 	}
 	if len(d.Grants) > 0 {
@@ -168,6 +169,82 @@ func printDetail(a *app, d *engine.RunDetail) {
 			}
 		}
 	}
+}
+
+// printResult prints a call's result (raw, as stored, and r, its text): on its line when it is one line,
+// else as an indented block, its spaces and lines unchanged; an object
+// (exec's) with a field of several lines, one field a line, that field
+// as a block. Control characters are escaped either way.
+func printResult(w io.Writer, raw json.RawMessage, r string) {
+	if r == "" {
+		return
+	}
+	var fields []field
+	ok := false
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
+		fields, ok = objectFields(r)
+	}
+	switch {
+	case !ok && !multiline(r):
+		fmt.Fprintf(w, "      result: %s\n", oneLine(r, 200))
+		return
+	case !ok:
+		fmt.Fprintln(w, "      result:")
+		printBlock(w, "        ", r)
+		return
+	}
+	fmt.Fprintln(w, "      result:")
+	for _, f := range fields {
+		var text string
+		if json.Unmarshal(f.value, &text) == nil && multiline(text) {
+			fmt.Fprintf(w, "        %s:\n", escaped(f.key, false))
+			printBlock(w, "          ", text)
+			continue
+		}
+		fmt.Fprintf(w, "        %s: %s\n", escaped(f.key, false), escaped(string(f.value), false))
+	}
+}
+
+// multiline reports whether s holds several lines, a last newline aside.
+func multiline(s string) bool { return strings.Contains(strings.TrimRight(s, "\n"), "\n") }
+
+// printBlock prints the lines of s, each after pad, as they are but for
+// their control characters.
+func printBlock(w io.Writer, pad, s string) {
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		fmt.Fprintf(w, "%s%s\n", pad, escaped(line, true))
+	}
+}
+
+type field struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectFields returns the fields of a JSON object, in order; false when
+// s is not one, or one of its string fields holds no line break.
+func objectFields(s string) ([]field, bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var out []field
+	found := false
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		var text string
+		found = found || json.Unmarshal(v, &text) == nil && multiline(text)
+		out = append(out, field{key, v})
+	}
+	return out, found
 }
 
 // indent aligns continuation lines under the first.

@@ -79,14 +79,14 @@ func (a *app) statusCmd() *cobra.Command {
 				if agent == "" {
 					agent = "all agents"
 				}
-				fmt.Fprintf(a.stdout, "  %s  %s pid %d  %s  concurrency %d  %d runs  since %s  %s\n",
-					w.ID, w.Host, w.PID, agent, w.Concurrency, w.Done, stamp(w.Started), state)
+				fmt.Fprintf(a.stdout, "  %s  %s pid %d  %s  concurrency %d  %d %s  since %s  %s\n",
+					w.ID, w.Host, w.PID, agent, w.Concurrency, w.Done, plural(w.Done, "run", "runs"), stamp(w.Started), state)
 			}
-			fmt.Fprintf(a.stdout, "leases   %d runs held\n", v.Leases)
-			fmt.Fprintf(a.stdout, "queue    %d runs waiting for a worker\n", v.Queued)
+			fmt.Fprintf(a.stdout, "leases   %d %s held\n", v.Leases, plural(v.Leases, "run", "runs"))
+			fmt.Fprintf(a.stdout, "queue    %d %s waiting for a worker\n", v.Queued, plural(v.Queued, "run", "runs"))
 			if v.OldestPending != nil {
-				fmt.Fprintf(a.stdout, "pending  %d calls waiting for a human, the oldest since %s (%s)\n",
-					v.Pending, stamp(*v.OldestPending), now.Sub(*v.OldestPending).Round(time.Second))
+				fmt.Fprintf(a.stdout, "pending  %d %s waiting for a human, the oldest since %s (%s)\n",
+					v.Pending, plural(v.Pending, "call", "calls"), stamp(*v.OldestPending), now.Sub(*v.OldestPending).Round(time.Second))
 			} else {
 				fmt.Fprintln(a.stdout, "pending  no call waits for a human")
 			}

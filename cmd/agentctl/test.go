@@ -52,7 +52,7 @@ func (a *app) testCmd() *cobra.Command {
 	fs.StringVar(&runPat, "run", "", "run only the scenarios whose name matches `REGEXP`")
 	fs.BoolVar(&verbose, "v", false, "print the log of passing scenarios too")
 	fs.BoolVar(&update, "update", false, "rewrite the files that cmp compares against with what the commands printed")
-	fs.Var(&out, "o", "output format: text or json")
+	fs.Var(&out, "o", "output `format`: text or json")
 	cmd := &cobra.Command{
 		Use:   "test [DIR|FILE...]",
 		Short: "Run testscript scenarios against agent specs",
@@ -64,13 +64,16 @@ func (a *app) testCmd() *cobra.Command {
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			fs.SetOutput(io.Discard)
-			if err := fs.Parse(argv); err != nil {
+			argv, err := parseInterleaved(fs, argv)
+			if err != nil {
 				if errors.Is(err, flag.ErrHelp) {
 					return cmd.Help()
 				}
 				return usageErr(fmt.Errorf("test: %w", err))
 			}
-			argv = fs.Args()
+			if out == "json" {
+				a.errJSON = true // cobra does not parse this command's flags
+			}
 			if len(argv) == 0 {
 				argv = []string{"."}
 			}
@@ -92,18 +95,76 @@ func (a *app) testCmd() *cobra.Command {
 			return a.testReport(r, out, verbose)
 		},
 	}
-	cmd.SetHelpTemplate(cmd.HelpTemplate() + "\nFlags:\n" + flagUsage(fs))
+	// cobra parses none of this command's flags, its own or the global
+	// ones (--db, ...): the help lists the Go-style flags it takes.
+	cmd.SetHelpTemplate(testHelpTemplate + flagUsage(fs))
 	return cmd
 }
+
+// testHelpTemplate is cobra's help, with the flags test parses itself.
+const testHelpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+
+{{end}}Usage:
+  {{.UseLine}}
+
+Examples:
+{{.Example}}
+
+Flags:
+  -h, --help
+        help for test
+`
 
 // flagUsage renders a flag set's flags for help.
 func flagUsage(fs *flag.FlagSet) string {
 	var b strings.Builder
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(&b, "  -%s %s\n        %s\n", f.Name, name, usage)
+		if name != "" {
+			name = " " + name
+		}
+		fmt.Fprintf(&b, "  -%s%s\n        %s\n", f.Name, name, usage)
 	})
 	return b.String()
+}
+
+// parseInterleaved parses Go-style flags before, between and after the
+// positional arguments, which it returns in order; "--" ends the flags.
+func parseInterleaved(fs *flag.FlagSet, argv []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(argv); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// Parse stops at the first argument that is no flag, or just
+		// after a "--" that it drops.
+		if n := len(argv) - len(rest); n > 0 && argv[n-1] == "--" && !takesValue(fs, argv[:n-1]) {
+			return append(pos, rest...), nil
+		}
+		pos, argv = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// takesValue reports whether the last of args is a flag that wants the
+// argument after it as its value ("-run --").
+func takesValue(fs *flag.FlagSet, args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	name, ok := strings.CutPrefix(args[len(args)-1], "-")
+	if !ok || strings.Contains(name, "=") {
+		return false
+	}
+	f := fs.Lookup(strings.TrimPrefix(name, "-"))
+	if f == nil {
+		return false
+	}
+	b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+	return !isBool || !b.IsBoolFlag()
 }
 
 // testReport prints the outcomes and returns the command's exit.

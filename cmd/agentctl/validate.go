@@ -11,17 +11,24 @@ import (
 )
 
 func (a *app) validateCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "validate FILE|DIR...",
+	var flagged []string
+	cmd := &cobra.Command{
+		Use:   "validate FILE|DIR... (or -f FILE)",
 		Short: "Check agent specs and report every problem",
 		Long: `Validate loads spec files (a directory means every *.yaml and *.yml file
 in it) as one spec, checks them against the spec schema and for meaning
 (references, expressions, tool schemas), and prints every problem as
-file:line:col: message. It exits 0 when the spec is valid and 2 when not.`,
+file:line:col: message. It exits 0 when the spec is valid and 2 when not.
+The files are arguments, or -f FILE (repeatable) as run and graph take
+them, or both.`,
 		Example: `  agentctl validate examples/agents/oncall.yaml
-  agentctl validate agents/ tools/`,
-		Args: argsCheck(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, files []string) error {
+  agentctl validate agents/ tools/
+  agentctl validate -f agents/ -f tools/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files := append(args, flagged...)
+			if len(files) == 0 {
+				return cmdUsageErr(cmd, fmt.Errorf("validate needs a spec: %s", usageLine(cmd)))
+			}
 			s, g, err := a.compileSpec(files)
 			if err != nil {
 				return err
@@ -33,6 +40,8 @@ file:line:col: message. It exits 0 when the spec is valid and 2 when not.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringArrayVarP(&flagged, "file", "f", nil, "spec file or directory (repeatable), as well as or instead of arguments")
+	return cmd
 }
 
 // compileSpec loads and compiles spec files with the default providers.
