@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 )
 
@@ -34,11 +33,43 @@ const (
 // ErrBadActionValue is the error of ParseActionValue.
 var ErrBadActionValue = errors.New("not an agentctl action value")
 
-var (
-	runIDPattern = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
-	// A call id in a tree is its path of calls: call_2/call_1.
-	callIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,15}$`)
-)
+// validRunID reports whether s is a run id: 26 characters of Crockford
+// base32, upper case. (Checked by hand: a regexp of counted repetitions
+// compiles at start-up, in every command.)
+func validRunID(s string) bool {
+	if len(s) != 26 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U') {
+			return false
+		}
+	}
+	return true
+}
+
+// validCallID reports whether s is a call id (1 to 64 of A-Z, a-z, 0-9,
+// '_', '.' and '-'), or the path of one in its tree (call_2/call_1: up
+// to 16 of them joined by '/').
+func validCallID(s string) bool {
+	parts := strings.Split(s, "/")
+	if len(parts) > 16 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) == 0 || len(p) > 64 {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			c := p[i]
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // ActionValue returns the value of the buttons that decide call callID
 // of run runID: "RUNID/CALLID". ParseActionValue reads it back when
@@ -58,9 +89,9 @@ func ParseActionValue(v string) (runID, callID string, err error) {
 	switch {
 	case !ok:
 		return "", "", fmt.Errorf("%w: want RUNID/CALLID", ErrBadActionValue)
-	case !runIDPattern.MatchString(runID):
+	case !validRunID(runID):
 		return "", "", fmt.Errorf("%w: the run id is not 26 characters of Crockford base32", ErrBadActionValue)
-	case !callIDPattern.MatchString(callID):
+	case !validCallID(callID):
 		return "", "", fmt.Errorf("%w: the call id is not 1 to 64 letters, digits, '_', '.' or '-' (a path of them, in a tree)", ErrBadActionValue)
 	}
 	return runID, callID, nil

@@ -193,7 +193,10 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := engine.Config{Models: model.Default(), Delegates: ds, Limits: a.limits.engineLimits(), Stop: a.stop}
+	cfg, err := a.traced(ctx, engine.Config{Models: model.Default(), Delegates: ds, Limits: a.limits.engineLimits(), Stop: a.stop})
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case f.events:
 		cfg.OnEvent = func(ev store.Event) { fmt.Fprintf(a.stdout, "%s\n", ev.JSON()) }

@@ -100,6 +100,9 @@ type app struct {
 	// then printed as the API's error object.
 	cmdPath string
 	errJSON bool
+	// tracing is the OpenTelemetry tracer of the engines the command
+	// makes, set up on first use (tracing.go).
+	tracing tracer
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
@@ -116,6 +119,7 @@ func Main() int {
 		a.notifyOnce(ctx, cmd.Name())
 		a.noteCmd(cmd)
 	}
+	a.stopTracing() // what the command traced is exported before it exits
 	return a.report(err)
 }
 

@@ -228,6 +228,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["waitfor"] = waitfor
 	cmds["slackapi"] = slackapi
 	cmds["slackpress"] = slackpress
+	cmds["otlpreceiver"] = otlpreceiver
 	return cmds
 }
 

@@ -192,7 +192,11 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 		return fmt.Errorf("serve: this build's store does not serve (no tokens, feed or inbox)")
 	}
 	m := metrics.New(metrics.Options{Stats: ss.Stats})
-	e := engine.New(db, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop, Observer: m})
+	ecfg, err := a.traced(ctx, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop, Observer: m})
+	if err != nil {
+		return err
+	}
+	e := engine.New(db, ecfg)
 	a.addEngine(e)
 	specs := server.NewSpecs(cfg.Specs, a.limits.spec, e.Compile)
 	if err := specs.Load(log); err != nil {

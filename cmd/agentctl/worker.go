@@ -100,7 +100,11 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 	if err != nil {
 		return err
 	}
-	e := engine.New(db, engine.Config{Models: model.Default(), LeaseTTL: f.lease, Delegates: ds, Stop: a.stop})
+	ecfg, err := a.traced(ctx, engine.Config{Models: model.Default(), LeaseTTL: f.lease, Delegates: ds, Stop: a.stop})
+	if err != nil {
+		return err
+	}
+	e := engine.New(db, ecfg)
 	a.addEngine(e)
 	opts := engine.PoolOptions{Agent: f.agent, Concurrency: f.concurrency, Poll: f.poll, ExitWhenIdle: f.exitIdle,
 		Log: log, Where: []any{"db", db.Path(), "backend", db.Dialect()}}
