@@ -11,7 +11,7 @@ DEMO_DB := $(CURDIR)/bin/demo.db
 .PHONY: build test bench crash fuzz demo screenshots clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/agentctl
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false)
 
 # gofmt check, vet, then every test (testscript scenarios included) under
 # the race detector (cmd/agentctl alone takes about ten minutes on 2 cores,

@@ -175,7 +175,10 @@ func (a *app) rootCmd() *cobra.Command {
 		a.tokenCmd(),
 		a.serveCmd(),
 		a.notificationsCmd(),
+		a.versionCmd(),
 	)
+	root.Version = versionOf().Version
+	root.SetVersionTemplate("agentctl {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
