@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/backend"
 )
 
 const statusHelp = `Show the workers alive, the runs live processes hold (leases), the
@@ -24,11 +25,14 @@ Examples:
 
 // statusView is agentctl status -o json.
 type statusView struct {
+	Database      string       `json:"database"` // the database in use, its password masked
 	Workers       []workerView `json:"workers"`
 	Leases        int          `json:"leases"`
 	Queued        int          `json:"queued"`
 	Pending       int          `json:"pending"`
 	OldestPending *time.Time   `json:"oldestPending,omitempty"`
+	// OldestPendingAge is how long the oldest has waited, in seconds.
+	OldestPendingAge *float64 `json:"oldestPendingAgeSeconds,omitempty"`
 }
 
 type workerView struct {
@@ -54,9 +58,11 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			now := time.Now()
-			v := statusView{Workers: []workerView{}, Leases: q.Leases, Queued: q.Queued, Pending: q.Pending}
+			path, _ := dbPath(a.dbPath) // as given: an empty database reads as one in memory
+			v := statusView{Database: backend.Redact(path), Workers: []workerView{}, Leases: q.Leases, Queued: q.Queued, Pending: q.Pending}
 			if !q.OldestPending.IsZero() {
-				v.OldestPending = &q.OldestPending
+				age := now.Sub(q.OldestPending).Seconds()
+				v.OldestPending, v.OldestPendingAge = &q.OldestPending, &age
 			}
 			alive := 0
 			for _, w := range q.Workers {
@@ -69,6 +75,7 @@ func (a *app) statusCmd() *cobra.Command {
 			if out == "json" {
 				return writeJSON(a.stdout, v)
 			}
+			fmt.Fprintf(a.stdout, "database %s\n", v.Database)
 			fmt.Fprintf(a.stdout, "workers  %d alive\n", alive)
 			for _, w := range v.Workers {
 				state := "alive"
