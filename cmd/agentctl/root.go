@@ -179,7 +179,7 @@ func (a *app) rootCmd() *cobra.Command {
 	)
 	root.Version = versionOf().Version
 	root.SetVersionTemplate("agentctl {{.Version}}\n")
-	root.CompletionOptions.DisableDefaultCmd = true
+	a.completions(root)
 	return root
 }
 
