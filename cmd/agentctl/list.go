@@ -95,7 +95,7 @@ func printList(a *app, runs []*engine.RunView) {
 			}
 			fmt.Fprintf(tw, "%s\t", root)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Agent, r.Status, pendingCell(r.Pending),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Agent, paint(a.stdout, r.Status), pendingCell(r.Pending),
 			firstDeadline(r.Pending), stamp(r.UpdatedAt), oneLine(r.Input, 40))
 	}
 	tw.Flush()

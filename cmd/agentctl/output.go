@@ -59,7 +59,7 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 		}
 		return statusExit(v.Status)
 	}
-	fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, v.Status)
+	fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, paint(w, v.Status))
 	for _, p := range v.Pending {
 		printPending(w, "  pending  ", p)
 	}

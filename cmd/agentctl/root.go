@@ -103,6 +103,7 @@ type app struct {
 	// tracing is the OpenTelemetry tracer of the engines the command
 	// makes, set up on first use (tracing.go).
 	tracing tracer
+	noColor bool // --no-color
 }
 
 // Main runs agentctl with os.Args and returns the exit code.
@@ -141,6 +142,10 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().Var(duration.Value{D: &a.grace}, "grace", "on SIGTERM or Ctrl-C, how long the tool in flight may finish before it is killed (its call is then recorded interrupted)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) (err error) {
 		a.noteCmd(cmd)
+		if colorful(a.stdout, a.noColor) {
+			a.stdout = painted{a.stdout}
+			cmd.SetOut(a.stdout)
+		}
 		if a.limits, err = readLimits(); err != nil {
 			return err
 		}
@@ -149,6 +154,7 @@ func (a *app) rootCmd() *cobra.Command {
 		}
 		return a.checkGrace(cmd, args)
 	}
+	root.PersistentFlags().BoolVar(&a.noColor, "no-color", false, "no colour on a terminal (as NO_COLOR does)")
 	root.PersistentFlags().StringVar(&a.server, "server", "", "go through agentctl serve at `URL|unix:PATH` instead of a database (default $AGENTCTL_SERVER; token $AGENTCTL_TOKEN)")
 	root.PersistentFlags().StringVar(&a.dbPath, "db", "", "database: a SQLite file, a postgres:// URL or PostgreSQL key=value settings (default $AGENTCTL_DB, else a file under $XDG_STATE_HOME)")
 	root.AddCommand(

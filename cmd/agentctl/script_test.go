@@ -229,6 +229,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["slackapi"] = slackapi
 	cmds["slackpress"] = slackpress
 	cmds["otlpreceiver"] = otlpreceiver
+	addPTY(cmds)
 	return cmds
 }
 

@@ -97,7 +97,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintf(w, "path     %s\n", strings.Join(d.Path, " > "))
 	}
 	fmt.Fprintf(w, "agent    %s\n", d.Agent)
-	fmt.Fprintf(w, "status   %s\n", d.Status)
+	fmt.Fprintf(w, "status   %s\n", paint(w, d.Status))
 	if d.StartedBy != "" {
 		fmt.Fprintf(w, "created  %s by %s\n", stamp(d.CreatedAt), oneLine(d.StartedBy, 200))
 	} else {

@@ -12,6 +12,9 @@ import (
 // isTerminal reports whether w is a terminal (not a pipe, a file or
 // /dev/null).
 func isTerminal(w io.Writer) bool {
+	if p, ok := w.(painted); ok {
+		w = p.Writer
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
