@@ -44,7 +44,7 @@ func (a *app) testCmd() *cobra.Command {
 	var (
 		runPat          string
 		verbose, update bool
-		out             format = "text"
+		out             testFormat = "text"
 	)
 	// Go-style flags (-run, -v, -update), as go test and testscript users
 	// expect; double dashes work too.
@@ -52,7 +52,7 @@ func (a *app) testCmd() *cobra.Command {
 	fs.StringVar(&runPat, "run", "", "run only the scenarios whose name matches `REGEXP`")
 	fs.BoolVar(&verbose, "v", false, "print the log of passing scenarios too")
 	fs.BoolVar(&update, "update", false, "rewrite the files that cmp compares against with what the commands printed")
-	fs.Var(&out, "o", "output `format`: text or json")
+	fs.Var(&out, "o", "output `format`: text, json or junit (JUnit XML, for CI)")
 	cmd := &cobra.Command{
 		Use:   "test [DIR|FILE...]",
 		Short: "Run testscript scenarios against agent specs",
@@ -168,7 +168,7 @@ func takesValue(fs *flag.FlagSet, args []string) bool {
 }
 
 // testReport prints the outcomes and returns the command's exit.
-func (a *app) testReport(r *scenario.Report, out format, verbose bool) error {
+func (a *app) testReport(r *scenario.Report, out testFormat, verbose bool) error {
 	passed, failed := 0, 0
 	for _, res := range r.Results {
 		if res.Passed {
@@ -178,7 +178,11 @@ func (a *app) testReport(r *scenario.Report, out format, verbose bool) error {
 		}
 	}
 	failed += len(r.Errors)
-	if out == "json" {
+	if out == "junit" {
+		if err := writeJUnit(a.stdout, r); err != nil {
+			return err
+		}
+	} else if out == "json" {
 		results := r.Results
 		if results == nil {
 			results = []*scenario.Result{}

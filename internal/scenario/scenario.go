@@ -48,7 +48,8 @@ func Run(opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer cleanup()
-	r := &scriptRun{filter: opts.Filter, dirs: suiteDirs(opts.Files)}
+	dirs, files := suiteDirs(opts.Files)
+	r := &scriptRun{filter: opts.Filter, dirs: dirs, files: files}
 	testscript.RunT(r, testscript.Params{
 		Files:         opts.Files,
 		UpdateScripts: opts.Update,
@@ -107,9 +108,9 @@ func Files(args []string) ([]string, error) {
 }
 
 // suiteDirs maps scenario names (as testscript names them) to the
-// absolute directory of their file.
-func suiteDirs(files []string) map[string]string {
-	dirs := map[string]string{}
+// absolute directory of their file, and to the file as given.
+func suiteDirs(files []string) (dirs, paths map[string]string) {
+	dirs, paths = map[string]string{}, map[string]string{}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".txtar")
 		for i := 1; dirs[name] != ""; i++ {
@@ -119,9 +120,9 @@ func suiteDirs(files []string) map[string]string {
 		if err != nil {
 			abs = filepath.Dir(f)
 		}
-		dirs[name] = abs
+		dirs[name], paths[name] = abs, f
 	}
-	return dirs
+	return dirs, paths
 }
 
 // selfOnPath makes this very binary reachable as "agentctl" in a temporary
@@ -150,6 +151,7 @@ func selfOnPath() (dir string, cleanup func(), err error) {
 // Result is one scenario's outcome.
 type Result struct {
 	Name    string  `json:"name"`
+	File    string  `json:"file"` // the scenario's file, as given or found in a directory given
 	Passed  bool    `json:"passed"`
 	Skipped bool    `json:"skipped,omitempty"`
 	Seconds float64 `json:"seconds"`
@@ -161,6 +163,7 @@ type Result struct {
 type scriptRun struct {
 	filter  *regexp.Regexp
 	dirs    map[string]string // scenario name -> directory of its file
+	files   map[string]string // scenario name -> its file
 	mu      sync.Mutex
 	results []*Result
 	errs    []string // failures outside any scenario
@@ -189,7 +192,7 @@ func (r *scriptRun) Run(name string, f func(testscript.T)) {
 	if r.filter != nil && !r.filter.MatchString(name) {
 		return
 	}
-	t := &scriptT{run: r, res: &Result{Name: name}}
+	t := &scriptT{run: r, res: &Result{Name: name, File: r.files[name]}}
 	start := time.Now()
 	done := make(chan struct{})
 	go func() {
