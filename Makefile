@@ -8,7 +8,7 @@ GO      ?= go
 BIN     := bin/agentctl
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test bench crash fuzz demo screenshots clean
+.PHONY: build test bench crash fuzz demo screenshots man clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false)
@@ -40,6 +40,11 @@ fuzz:
 	$(GO) test ./spec/tmpl/ -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine/ -run '^$$' -fuzz '^FuzzResumeData$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzDecidedBlocks$$' -fuzztime $(FUZZTIME)
+
+# Man pages, one per command, into man/ (man -l man/agentctl-approve.1).
+man:
+	$(GO) test ./cmd/agentctl/ -run '^TestManPages$$' -count=1 -args -man=$(CURDIR)/man
 
 # The inbox's pictures in docs/img (inbox, a run page, a resume form),
 # taken in headless Chromium from a server the test starts.
