@@ -41,6 +41,10 @@ type Config struct {
 	// while the model speaks, before the step that holds them is stored;
 	// the stored log keeps one text-delta per step with the whole text.
 	OnEvent func(store.Event)
+	// Busy, when set, is called as a model call or a tool call starts,
+	// with what it is ("model m", "tool restart"), and the function it
+	// returns as that call ends (agentctl's spinner on a terminal).
+	Busy func(what string) (done func())
 	// Delegates are OS users allowed to decide on behalf of others for
 	// every spec, besides each spec's policy.delegates (the
 	// administrator's file).
@@ -113,6 +117,7 @@ type Engine struct {
 	lease   store.Lease
 	now     func() time.Time
 	onEvent func(store.Event)
+	busy    func(string) func()
 	emitMu  sync.Mutex // serialises onEvent
 
 	delegates []string
@@ -161,6 +166,7 @@ func New(st store.Store, cfg Config) *Engine {
 		lease:   store.Lease{Owner: newHolder(host, os.Getpid(), hex.EncodeToString(tok[:]), selfIdentity()), TTL: cfg.LeaseTTL},
 		now:     cfg.Now,
 		onEvent: cfg.OnEvent,
+		busy:    cfg.Busy,
 
 		delegates:    cfg.Delegates,
 		groups:       cfg.Groups,

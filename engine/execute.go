@@ -116,7 +116,9 @@ func (rn *runner) run(ctx context.Context, tn *toolNode, c *store.Call, call too
 	c.Status = store.CallExecuting
 	call.Env = toolkits.EnvOf(t.Secrets())
 	start := time.Now()
+	done := e.working("tool " + c.Tool)
 	res, err := t.Do(ctx, call)
+	done()
 	m := store.Move{From: store.CallExecuting, To: store.CallSucceeded, Result: res.Content, ResultObject: res.Object}
 	if e.observer != nil {
 		outcome := store.CallSucceeded

@@ -298,3 +298,12 @@ func endDecision(span trace.Span, err error) {
 	}
 	span.End()
 }
+
+// working tells Config.Busy that a call starts, and returns what to call
+// as it ends.
+func (e *Engine) working(what string) func() {
+	if e.busy == nil {
+		return func() {}
+	}
+	return e.busy(what)
+}

@@ -96,7 +96,9 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	req.Temperature, req.MaxTokens = node.spec.Temperature, node.spec.MaxTokens
 	start := time.Now()
 	cctx, span := rn.e.startChat(ctx, node.spec)
+	done := rn.e.working("model " + node.spec.Name)
 	resp, err := m.Generate(cctx, req)
+	done()
 	rn.e.endChat(span, node.spec, resp, err)
 	rn.e.observeModel(ctx, node.spec, time.Since(start), resp, err)
 	if err != nil {

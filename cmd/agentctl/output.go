@@ -204,6 +204,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 		f.streamer = &textStreamer{w: a.stdout}
 		cfg.OnEvent = f.streamer.event
 	}
+	cfg.Busy = a.spinner(cfg.OnEvent != nil)
 	switch {
 	case f.record != "":
 		cfg.Models = cfg.Models.Recording(f.record)
