@@ -182,6 +182,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.serveCmd(),
 		a.notificationsCmd(),
 		a.versionCmd(),
+		a.auditCmd(),
 	)
 	root.Version = versionOf().Version
 	root.SetVersionTemplate("agentctl {{.Version}}\n")

@@ -122,3 +122,23 @@ type ServerStore interface {
 	// Stats counts runs and waiting calls.
 	Stats(ctx context.Context) (Stats, error)
 }
+
+// AuditFilter selects decisions across runs (agentctl audit).
+type AuditFilter struct {
+	Since, Until time.Time // zero: unbounded; Until is exclusive
+	Agent        string    // the agent of the run decided in; "": any
+	Limit        int       // 0: no limit
+}
+
+// Audited is a decision with what it was about: the agent of its run,
+// the run's root and the call's tool.
+type Audited struct {
+	Decision
+	Agent, RootID, Tool string
+}
+
+// AuditStore reads the audit trail across runs.
+type AuditStore interface {
+	// Audit returns the decisions f selects, in the order they were made.
+	Audit(ctx context.Context, f AuditFilter) ([]*Audited, error)
+}

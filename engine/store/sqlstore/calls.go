@@ -467,3 +467,44 @@ func conflict(ctx context.Context, tx *txn, runID, callID string) error {
 	}
 	return e
 }
+
+// Audit implements store.AuditStore.
+func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, error) {
+	q := `SELECT d.run_id, d.call_id, d.action, d.by_name, d.os_user, d.via, d.reason, d.args_before, d.args_after, d.data, d.at,
+		r.agent, COALESCE(r.root_id, r.id), COALESCE(c.tool, '')
+		FROM decisions d JOIN runs r ON r.id = d.run_id
+		LEFT JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id WHERE 1 = 1`
+	var args []any
+	if !f.Since.IsZero() {
+		q, args = q+` AND d.at >= ?`, append(args, ms(f.Since))
+	}
+	if !f.Until.IsZero() {
+		q, args = q+` AND d.at < ?`, append(args, ms(f.Until))
+	}
+	if f.Agent != "" {
+		q, args = q+` AND r.agent = ?`, append(args, f.Agent)
+	}
+	q += ` ORDER BY d.id`
+	if f.Limit > 0 {
+		q, args = q+` LIMIT ?`, append(args, f.Limit)
+	}
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("audit trail: %w", s.Classify(err))
+	}
+	defer rows.Close()
+	var out []*store.Audited
+	for rows.Next() {
+		var a store.Audited
+		var before, after, data sql.NullString
+		var at int64
+		if err := rows.Scan(&a.RunID, &a.CallID, &a.Action, &a.By, &a.OSUser, &a.Via, &a.Reason, &before, &after, &data, &at,
+			&a.Agent, &a.RootID, &a.Tool); err != nil {
+			return nil, fmt.Errorf("audit trail: %w", err)
+		}
+		a.ArgsBefore, a.ArgsAfter, a.Data = raw(before), raw(after), raw(data)
+		a.At = fromMS(at)
+		out = append(out, &a)
+	}
+	return out, rows.Err()
+}

@@ -423,3 +423,40 @@ func testFirstSeen(e *env) {
 		e.e("a key seen before forget is still remembered: %v, %v", fresh, err)
 	}
 }
+
+// The audit trail across runs: every decision, in the order made, with
+// its run's agent and root and its call's tool; filtered by time and
+// agent.
+func testAudit(e *env) {
+	s := e.handle()
+	as, ok := s.(store.AuditStore)
+	if !ok {
+		e.t.Fatal("the store is not a store.AuditStore")
+	}
+	suspended(e, s, "01A", 1)
+	suspended(e, s, "01B", 1)
+	t0 := e.clock.now()
+	if _, err := s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_1", Action: store.Decline, By: "alice", OSUser: "alice", Reason: "no"}}, lease); err != nil {
+		e.t.Fatal(err)
+	}
+	e.clock.add(time.Hour)
+	if _, err := s.Decide(e.ctx, []*store.Decision{{RunID: "01B", CallID: "call_1", Action: store.Approve, By: "bob", OSUser: "root", Via: "slack"}}, lease); err != nil {
+		e.t.Fatal(err)
+	}
+	all, err := as.Audit(e.ctx, store.AuditFilter{})
+	if err != nil || len(all) != 2 || all[0].RunID != "01A" || all[0].Reason != "no" || all[1].By != "bob" || all[1].Via != "slack" ||
+		all[0].Agent != "oncall" || all[0].Tool != "restart" || all[0].RootID == "" {
+		e.t.Fatalf("Audit: %+v, %v", all, err)
+	}
+	later, err := as.Audit(e.ctx, store.AuditFilter{Since: t0.Add(time.Minute)})
+	if err != nil || len(later) != 1 || later[0].RunID != "01B" {
+		e.e("Audit since: %+v, %v", later, err)
+	}
+	earlier, err := as.Audit(e.ctx, store.AuditFilter{Until: t0.Add(time.Minute)})
+	if err != nil || len(earlier) != 1 || earlier[0].RunID != "01A" {
+		e.e("Audit until: %+v, %v", earlier, err)
+	}
+	if none, err := as.Audit(e.ctx, store.AuditFilter{Agent: "other"}); err != nil || len(none) != 0 {
+		e.e("Audit of another agent: %+v, %v", none, err)
+	}
+}

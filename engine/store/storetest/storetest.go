@@ -87,6 +87,7 @@ func Run(t *testing.T, b Backend) {
 		{"Sessions", testSessions},
 		{"NotifyClaimRace", testNotifyClaimRace},
 		{"FirstSeen", testFirstSeen},
+		{"Audit", testAudit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/duration"
+)
+
+const auditHelp = `Export the decisions made across runs: who approved, declined,
+resumed, retried, resolved or was refused what, when, how they were
+identified (via: the CLI on the database, or the server's socket,
+token, proxy or slack), with the run's agent and the call's tool, in the
+order they were made. It only reads the database.
+
+--since and --until take a time (RFC 3339, or a date: 2026-11-01) or a
+duration back from now (30d, 12h); --until is exclusive. -o csv writes
+one row per decision with a header, for a spreadsheet or an auditor's
+tool; -o json an array of objects.
+
+Examples:
+  agentctl audit --since 30d
+  agentctl audit --since 2026-11-01 --until 2026-12-01 -o csv > november.csv
+  agentctl audit --agent oncall -o json`
+
+// auditEntry is one decision as audit -o json prints it.
+type auditEntry struct {
+	At      time.Time `json:"at"`
+	RunID   string    `json:"runId"`
+	RootID  string    `json:"rootId"`
+	Agent   string    `json:"agent"`
+	CallID  string    `json:"callId"`
+	Tool    string    `json:"tool"`
+	Action  string    `json:"action"`
+	By      string    `json:"by"`
+	OSUser  string    `json:"osUser"`
+	Via     string    `json:"via,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
+	Edited  bool      `json:"edited,omitempty"` // an approval changed the arguments
+	Resumed bool      `json:"resumed,omitempty"`
+}
+
+func (a *app) auditCmd() *cobra.Command {
+	var since, until, agent, out string
+	cmd := &cobra.Command{
+		Use:   "audit [--since T] [--until T] [--agent NAME] [-o text|json|csv]",
+		Short: "Export the decisions made across runs",
+		Long:  auditHelp,
+		Args:  argsCheck(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			now := time.Now()
+			f := store.AuditFilter{Agent: agent}
+			var err error
+			if f.Since, err = pointInTime("--since", since, now); err != nil {
+				return err
+			}
+			if f.Until, err = pointInTime("--until", until, now); err != nil {
+				return err
+			}
+			switch out {
+			case "text", "json", "csv":
+			default:
+				return usageErr(fmt.Errorf("-o %q: want text, json or csv", out))
+			}
+			a.dbOpts.ReadOnly = true // reads only read
+			db, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ds, err := db.Audit(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			return a.printAudit(out, ds)
+		},
+	}
+	cmd.Flags().StringVar(&since, "since", "", "only decisions made at or after `T` (RFC 3339, a date, or a duration back: 30d)")
+	cmd.Flags().StringVar(&until, "until", "", "only decisions made before `T`")
+	cmd.Flags().StringVar(&agent, "agent", "", "only decisions in runs of agent `NAME`")
+	cmd.Flags().StringVarP(&out, "output", "o", "text", "output format: text, json or csv")
+	return cmd
+}
+
+// pointInTime reads --since or --until: a time, a date, or a duration
+// back from now; "" is no bound.
+func pointInTime(flag, v string, now time.Time) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, v, time.Local); err == nil {
+		return t, nil
+	}
+	if d, err := duration.Parse(v); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usageErr(fmt.Errorf("%s %q: want a time (2026-11-01T09:00:00Z), a date (2026-11-01) or a duration back from now (30d, 12h)", flag, v))
+}
+
+func (a *app) printAudit(out string, ds []*store.Audited) error {
+	entries := make([]auditEntry, 0, len(ds))
+	for _, d := range ds {
+		entries = append(entries, auditEntry{At: d.At.UTC(), RunID: d.RunID, RootID: d.RootID, Agent: d.Agent, CallID: d.CallID, Tool: d.Tool,
+			Action: string(d.Action), By: d.By, OSUser: d.OSUser, Via: d.Via, Reason: d.Reason, Edited: len(d.ArgsAfter) > 0, Resumed: len(d.Data) > 0})
+	}
+	switch out {
+	case "json":
+		return writeJSON(a.stdout, entries)
+	case "csv":
+		w := csv.NewWriter(a.stdout)
+		w.Write([]string{"at", "run_id", "root_id", "agent", "call_id", "tool", "action", "by", "os_user", "via", "reason", "edited"})
+		for _, e := range entries {
+			w.Write([]string{e.At.Format(time.RFC3339Nano), e.RunID, e.RootID, csvSafe(e.Agent), csvSafe(e.CallID), csvSafe(e.Tool), e.Action,
+				csvSafe(e.By), csvSafe(e.OSUser), e.Via, csvSafe(e.Reason), fmt.Sprint(e.Edited)})
+		}
+		w.Flush()
+		return w.Error()
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(a.stdout, "no decisions")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tRUN\tAGENT\tCALL\tTOOL\tACTION\tBY\tVIA\tREASON")
+	for _, e := range entries {
+		via := e.Via
+		if via == "" {
+			via = "cli"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stamp(e.At), e.RunID, oneLine(e.Agent, 40), e.CallID, oneLine(e.Tool, 40),
+			e.Action, oneLine(e.By, 40), via, oneLine(e.Reason, 60))
+	}
+	return tw.Flush()
+}
+
+// csvSafe keeps a spreadsheet from reading a cell as a formula: a cell
+// that starts with =, +, - or @ gets a leading apostrophe.
+func csvSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
