@@ -149,4 +149,3 @@ func csvSafe(s string) string {
 	}
 	return s
 }
-
