@@ -195,6 +195,9 @@ type exitErr struct {
 	code int
 	err  error
 	cmd  *cobra.Command // for a usage error, the command misused, when known
+	// env: the mistake is in the environment, not the command line: no
+	// usage hint.
+	env bool
 }
 
 func (e *exitErr) Error() string {
@@ -240,7 +243,7 @@ func (a *app) report(err error) int {
 		if ee.err != nil {
 			fmt.Fprintf(a.stderr, "agentctl: %v\n", ee.err)
 		}
-		if ee.code == exitUsage && ee.err != nil {
+		if ee.code == exitUsage && ee.err != nil && !ee.env {
 			fmt.Fprintln(a.stderr, a.usageHint())
 		}
 	case errors.As(err, &se):

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,9 +29,16 @@ type tracer struct {
 	noted sync.Once
 }
 
-// traced adds the process's tracer to an engine's configuration; a
-// tracing environment agentctl cannot honour is a usage error.
+// traced adds the process's tracer to the configuration of an engine
+// that advances runs (a command of transitions, serve, worker; one that
+// only reads exports nothing, and reads the OTEL_* variables not at
+// all); a tracing environment agentctl cannot honour is an error in the
+// environment (exit 2).
 func (a *app) traced(ctx context.Context, cfg engine.Config) (engine.Config, error) {
+	name := a.cmdPath[strings.LastIndexByte(a.cmdPath, ' ')+1:]
+	if !slices.Contains(transitions, name) && name != "serve" && name != "worker" {
+		return cfg, nil
+	}
 	a.tracing.once.Do(func() {
 		if off, err := tracing.Off(os.Getenv); off {
 			a.tracing.err = err
@@ -39,7 +48,7 @@ func (a *app) traced(ctx context.Context, cfg engine.Config) (engine.Config, err
 		a.tracing.t, a.tracing.stop, a.tracing.err = tracing.Setup(context.WithoutCancel(ctx), os.Getenv, moduleVersion())
 	})
 	if a.tracing.err != nil {
-		return cfg, usageErr(fmt.Errorf("traces: %w", a.tracing.err))
+		return cfg, &exitErr{code: exitUsage, err: fmt.Errorf("traces: %w", a.tracing.err), env: true}
 	}
 	cfg.Tracer, cfg.TraceContent = a.tracing.t, os.Getenv("AGENTCTL_TRACE_CONTENT") == "1"
 	return cfg, nil
