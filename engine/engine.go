@@ -128,7 +128,7 @@ type Engine struct {
 	stop         <-chan struct{}
 	inflight     atomic.Int64 // steps under way
 	observer     Observer     // nil: nobody is told
-	tracer       trace.Tracer // a no-op one when none is configured
+	tracer       trace.Tracer // nil: no tracing, and no span built
 	traceContent bool
 
 	mu     sync.Mutex
@@ -174,7 +174,7 @@ func New(st store.Store, cfg Config) *Engine {
 		replay:       cfg.Replay,
 		stop:         cfg.Stop,
 		observer:     cfg.Observer,
-		tracer:       tracerOf(cfg.Tracer),
+		tracer:       cfg.Tracer,
 		traceContent: cfg.TraceContent,
 		graphs:       map[string]*Graph{},
 		quiet:        map[string]bool{},

@@ -17,11 +17,7 @@ import (
 // a tool may suspend itself (suspend.when), be skipped (skip.when), or run.
 // Every tool, whatever its toolkit, passes here.
 func (rn *runner) execute(ctx context.Context, c *store.Call) (err error) {
-	kind := "agent"
-	if d := rn.a.decl(c.Tool); d != nil {
-		kind = d.Kind()
-	}
-	ctx, span := rn.e.startTool(ctx, c, kind)
+	ctx, span := rn.e.startTool(ctx, c, rn.a)
 	defer func() { rn.e.endTool(span, c, err) }()
 	if sub, ok := rn.a.subs[c.Tool]; ok {
 		return rn.delegate(ctx, sub, c)

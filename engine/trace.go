@@ -63,13 +63,10 @@ const (
 	eventSuspended = "agentctl.suspended"
 )
 
-// tracerOf is the configured tracer, or one that records nothing.
-func tracerOf(t trace.Tracer) trace.Tracer {
-	if t == nil {
-		return noop.NewTracerProvider().Tracer("")
-	}
-	return t
-}
+// off is the span of every start when no tracer is configured: nothing
+// is built for it (no attributes, no state decoded), as a run's every
+// step passes here.
+var off trace.Span = noop.Span{}
 
 // traceparent is a span context as W3C Trace Context writes it, "" for
 // none.
@@ -115,6 +112,9 @@ func runAttrs(r *store.Run) []attribute.KeyValue {
 // {agent}, linked to the trace the run started in; the run's first
 // advance is where its trace starts, kept in st.
 func (e *Engine) startAgent(ctx context.Context, r *store.Run, st *state) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return ctx, off
+	}
 	opts := append(linkTo(ctx, st.Trace), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(append(runAttrs(r), attrOperation.String("invoke_agent"), attrAgentName.String(r.Agent))...))
 	ctx, span := e.tracer.Start(ctx, "invoke_agent "+r.Agent, opts...)
@@ -182,6 +182,9 @@ func providerName(p string) string {
 
 // startChat starts the span of a model call.
 func (e *Engine) startChat(ctx context.Context, s *spec.Model) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return ctx, off
+	}
 	name := s.Model
 	if name == "" {
 		name = s.Name
@@ -217,9 +220,16 @@ func (e *Engine) endChat(span trace.Span, s *spec.Model, resp *model.Response, e
 	span.End()
 }
 
-// startTool starts the span of a tool call (a delegation's too: its
-// child run's spans nest under it).
-func (e *Engine) startTool(ctx context.Context, c *store.Call, toolkit string) (context.Context, trace.Span) {
+// startTool starts the span of a tool call of agent a (a delegation's
+// too: its child run's spans nest under it).
+func (e *Engine) startTool(ctx context.Context, c *store.Call, a *agentNode) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return ctx, off
+	}
+	toolkit := "agent"
+	if d := a.decl(c.Tool); d != nil {
+		toolkit = d.Kind()
+	}
 	attrs := []attribute.KeyValue{attrOperation.String("execute_tool"), attrToolName.String(c.Tool), attrToolCallID.String(c.ID),
 		attrToolType.String("function"), attrToolkit.String(toolkit)}
 	return e.tracer.Start(ctx, "execute_tool "+c.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
@@ -254,6 +264,9 @@ func (e *Engine) endTool(span trace.Span, c *store.Call, err error) {
 // startDecision starts the span of a human's decision on calls of run r
 // (root root), linked to the trace the root started in.
 func (e *Engine) startDecision(ctx context.Context, root *store.Run, targets []*store.Call, d Decision) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return ctx, off // and the root's state is not decoded for a link
+	}
 	tp := ""
 	if st, err := decodeState(root); err == nil {
 		tp = st.Trace

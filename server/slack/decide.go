@@ -75,8 +75,7 @@ func (h *handler) decide(ctx context.Context, user string, d decision) outcome {
 	}
 	h.o.Log.Info("slack decision", "user", user, "action", string(d.action), "run", d.run, "call", d.call, "status", status)
 	if status/100 == 2 {
-		o := decided(user, d, b)
-		return o
+		return decided(user, d, b)
 	}
 	var e api.ErrorBody
 	msg := strings.TrimSpace(string(b))
@@ -171,7 +170,7 @@ func statusBlocks(m message, o outcome) (json.RawMessage, error) {
 			o.status = prev + "\n" + o.status // the call's progress stays in view
 		}
 	}
-	return notifyDecided(blocks, o)
+	return notify.DecidedBlocks(blocks, o.status, o.keep)
 }
 
 // previousStatus is the status line a message shows, as text, "" for
@@ -241,9 +240,4 @@ func (c *messages) get(channel, ts string) message {
 		return v.msg
 	}
 	return message{Channel: channel, TS: ts}
-}
-
-// notifyDecided is notify.DecidedBlocks with o.
-func notifyDecided(blocks json.RawMessage, o outcome) (json.RawMessage, error) {
-	return notify.DecidedBlocks(blocks, o.status, o.keep)
 }
