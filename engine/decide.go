@@ -43,6 +43,9 @@ type Decision struct {
 	// Recorded, when set, is called once the decision is committed,
 	// before the run advances: a server answers from then on.
 	Recorded func()
+	// NoView says the caller reads the run itself afterwards: Decide
+	// then reads nothing to return a view of it and may return nil.
+	NoView bool
 }
 
 // kind is the kind of pending call an action decides; "" for any.
@@ -118,7 +121,7 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error)
 			return nil, err
 		}
 	}
-	if len(t.order) == 1 {
+	if len(t.order) == 1 || d.NoView {
 		return v, nil // a lone run: record's view is the root's
 	}
 	return e.Inspect(ctx, t.root.ID)
@@ -172,7 +175,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 		return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", run.ID, run.Agent)
 	}
 	var b batch
-	b.detach, b.recorded = d.Detach, d.Recorded
+	b.detach, b.recorded, b.noView = d.Detach, d.Recorded, d.NoView
 	for _, c := range calls {
 		rec, ev, err := e.decision(ctx, run, a, c, d)
 		if err != nil {
@@ -246,6 +249,7 @@ type batch struct {
 	evs      []store.Event
 	detach   bool
 	recorded func() // called once the batch is committed
+	noView   bool   // the caller needs no view of the run
 }
 
 // record stores decisions and, when this process thereby holds the run,
@@ -265,6 +269,9 @@ func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, b batch) (*
 	}
 	if !claimed {
 		// Another process holds the run and will see the decision.
+		if b.noView {
+			return nil, nil
+		}
 		return e.Inspect(ctx, r.ID)
 	}
 	r.Status = store.Running

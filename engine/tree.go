@@ -15,17 +15,31 @@ type tree struct {
 	calls []*store.Call
 }
 
-// load reads a run by its full id and its whole tree.
+// load reads a run by its full id and its whole tree: a root's in one
+// read of the runs, a child's in two (its own row names the root).
 func (e *Engine) load(ctx context.Context, id string) (*store.Run, *tree, error) {
-	r, err := e.store.Run(ctx, id)
+	runs, err := e.store.Tree(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := e.loadTree(ctx, r.RootID)
+	if len(runs) == 0 {
+		return nil, nil, &store.NotFoundError{What: "no run " + id}
+	}
+	if root := runs[0].RootID; root != id {
+		t, err := e.loadTree(ctx, root)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r := t.runs[id]; r != nil {
+			return r, t, nil
+		}
+		return nil, nil, &store.NotFoundError{What: "no run " + id}
+	}
+	t, err := e.treeOf(ctx, runs)
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, t, nil
+	return t.root, t, nil
 }
 
 // loadTree reads the tree rooted at rootID.
@@ -37,6 +51,11 @@ func (e *Engine) loadTree(ctx context.Context, rootID string) (*tree, error) {
 	if len(runs) == 0 {
 		return nil, &store.NotFoundError{What: "no run " + rootID}
 	}
+	return e.treeOf(ctx, runs)
+}
+
+// treeOf reads the calls of a tree's runs, the root first.
+func (e *Engine) treeOf(ctx context.Context, runs []*store.Run) (*tree, error) {
 	t := &tree{root: runs[0], runs: make(map[string]*store.Run, len(runs)), order: runs}
 	for _, r := range runs {
 		t.runs[r.ID] = r

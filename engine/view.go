@@ -208,12 +208,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	if err != nil {
 		return nil, err
 	}
-	grants, err := e.store.Grants(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	d := &RunDetail{RunView: *e.overdue(t.view(r)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: []string{}}
-	d.Grants = append(d.Grants, grants...)
+	d := &RunDetail{RunView: *e.overdue(t.view(r)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
 	for _, c := range calls {
 		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
 			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
@@ -224,6 +219,23 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 			Data: x.Data, At: x.At})
 	}
 	return d, nil
+}
+
+// grantsOf lists, sorted and once each, the tools whose later calls in
+// run id are approved by a grant (approve --always) among decisions ds;
+// calls are the run's.
+func grantsOf(ds []*store.Decision, calls []*store.Call, id string) []string {
+	tools := []string{}
+	for _, x := range ds {
+		if x.RunID != id || x.Action != store.Grant {
+			continue
+		}
+		if i := slices.IndexFunc(calls, func(c *store.Call) bool { return c.ID == x.CallID }); i >= 0 && !slices.Contains(tools, calls[i].Tool) {
+			tools = append(tools, calls[i].Tool)
+		}
+	}
+	slices.Sort(tools)
+	return tools
 }
 
 // treeDecisions returns the decisions made in run id and in every run

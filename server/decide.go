@@ -76,7 +76,7 @@ func (s *Server) act(r *http.Request, wait time.Duration, pending string, f op) 
 			case runID = <-committed:
 				return runID, true, s.afterCommit(r, runID, o.err)
 			default:
-				if o.err != nil {
+				if o.err != nil || o.v == nil {
 					return "", true, o.err // refused: nothing was committed
 				}
 				return o.v.RunID, true, nil
@@ -144,7 +144,7 @@ func (s *Server) decide(action store.Action) handler {
 		if err := checkAs(req.As); err != nil {
 			return err
 		}
-		id, err := s.resolve(r, p)
+		id, err := s.resolveID(r, p, false)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (s *Server) decide(action store.Action) handler {
 		}
 		d := engine.Decision{RunID: id, CallID: req.Call, All: req.All, Action: action, By: by, OSUser: p.Name,
 			Reason: req.Reason, Args: req.Args, Always: req.Always, Data: req.Data, Output: req.Output, Failed: req.Failed,
-			Detach: req.Detach, Auth: s.authority(r.Context(), p)}
+			Detach: req.Detach, Auth: s.authority(r.Context(), p), NoView: true} // answered from a read of its own
 		_, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 			d.Recorded = func() { committed(id) }
 			v, err := s.eng.Decide(ctx, d)

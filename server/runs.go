@@ -25,6 +25,13 @@ const (
 // with the matches when several do, 400 for a prefix from one who is no
 // reader.
 func (s *Server) resolve(r *http.Request, who *Principal) (string, error) {
+	return s.resolveID(r, who, true)
+}
+
+// resolveID is resolve; with check false, a whole run id is returned
+// unread, for a route whose engine call reads the run and says 404 if
+// there is none (a decision).
+func (s *Server) resolveID(r *http.Request, who *Principal, check bool) (string, error) {
 	ctx, prefix := r.Context(), r.PathValue("id")
 	p := strings.ToUpper(prefix)
 	if p == "" || len(p) > 26 || strings.Trim(p, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") != "" {
@@ -32,6 +39,9 @@ func (s *Server) resolve(r *http.Request, who *Principal) (string, error) {
 			api.Detail{Pointer: "/id", Message: "not a run id"})
 	}
 	if len(p) == 26 {
+		if !check {
+			return p, nil
+		}
 		if _, err := s.store.Run(ctx, p); err != nil {
 			return "", err
 		}

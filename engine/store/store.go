@@ -355,7 +355,9 @@ type Store interface {
 	// before now.
 	Expired(ctx context.Context, now time.Time) ([]string, error)
 	// Tree returns the runs of the tree rooted at rootID, the root first,
-	// then children in creation order.
+	// then children in creation order. Given the id of a run below a
+	// root, it returns that run alone, whose RootID then names the tree;
+	// given an id no run has, nothing.
 	Tree(ctx context.Context, rootID string) ([]*Run, error)
 	// TreePending returns the calls waiting for a human anywhere in the
 	// tree rooted at rootID (not delegations), in creation order.

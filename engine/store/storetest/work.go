@@ -42,6 +42,12 @@ func testTrees(e *env) {
 	if err != nil || len(tree) != 2 || tree[0].ID != "01A" || tree[1].ParentCall != "call_1" || strings.Join(tree[1].Path, ">") != "oncall>db_admin" {
 		e.t.Fatalf("tree %+v, %v", tree, err)
 	}
+	if alone, err := s.Tree(e.ctx, "01B"); err != nil || len(alone) != 1 || alone[0].ID != "01B" || alone[0].RootID != "01A" {
+		e.t.Errorf("tree of a child's id: %+v, %v (want the child alone)", alone, err)
+	}
+	if none, err := s.Tree(e.ctx, "01Z"); err != nil || len(none) != 0 {
+		e.t.Errorf("tree of an unknown id: %+v, %v", none, err)
+	}
 	if got, _ := s.Run(e.ctx, "01A"); got.RootID != "01A" || got.ParentID != "" {
 		e.t.Errorf("root run: %+v", got)
 	}
