@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/internal/duration"
 	"github.com/agentctl/agentctl/internal/scenario"
 )
 
@@ -53,6 +54,8 @@ func (a *app) testCmd() *cobra.Command {
 	fs.BoolVar(&verbose, "v", false, "print the log of passing scenarios too")
 	fs.BoolVar(&update, "update", false, "rewrite the files that cmp compares against with what the commands printed")
 	fs.Var(&out, "o", "output `format`: text, json or junit (JUnit XML, for CI)")
+	timeout := scenario.DefaultTimeout
+	fs.Var(duration.Value{D: &timeout}, "timeout", "fail a scenario that runs longer than `DURATION` (its command interrupted, then killed), with its output so far; 0 for no limit")
 	cmd := &cobra.Command{
 		Use:   "test [DIR|FILE...]",
 		Short: "Run testscript scenarios against agent specs",
@@ -88,7 +91,10 @@ func (a *app) testCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			r, err := scenario.Run(scenario.Options{Files: files, Filter: re, Update: update})
+			if timeout == 0 {
+				timeout = -1 // no limit
+			}
+			r, err := scenario.Run(scenario.Options{Files: files, Filter: re, Update: update, Timeout: timeout})
 			if err != nil {
 				return err
 			}

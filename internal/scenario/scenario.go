@@ -29,7 +29,14 @@ type Options struct {
 	Filter *regexp.Regexp
 	// Update rewrites the files cmp compares against.
 	Update bool
+	// Timeout bounds each scenario: at it, the command running is
+	// interrupted (then killed), and the scenario fails with its log so
+	// far. Zero: DefaultTimeout; negative: none.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is a scenario's time limit unless Options say otherwise.
+const DefaultTimeout = 2 * time.Minute
 
 // Report is the outcome of Run.
 type Report struct {
@@ -49,9 +56,11 @@ func Run(opts Options) (*Report, error) {
 	}
 	defer cleanup()
 	dirs, files := suiteDirs(opts.Files)
-	r := &scriptRun{filter: opts.Filter, dirs: dirs, files: files}
-	testscript.RunT(r, testscript.Params{
-		Files:         opts.Files,
+	r := &scriptRun{filter: opts.Filter, dirs: dirs, files: files, timeout: opts.Timeout}
+	if r.timeout == 0 {
+		r.timeout = DefaultTimeout
+	}
+	p := testscript.Params{
 		UpdateScripts: opts.Update,
 		Cmds:          Commands(),
 		Setup: func(env *testscript.Env) error {
@@ -61,8 +70,27 @@ func Run(opts Options) (*Report, error) {
 			}
 			return Setup(env)
 		},
-	})
+	}
+	// One file at a time, each with a deadline of its own.
+	for _, f := range opts.Files {
+		p.Files = []string{f}
+		if r.timeout > 0 {
+			p.Deadline = time.Now().Add(deadline(r.timeout))
+		}
+		testscript.RunT(r, p)
+	}
 	return &Report{Results: r.results, Errors: r.errs}, nil
+}
+
+// deadline is how far off to set testscript's deadline for a scenario's
+// commands to be stopped after timeout: testscript stops them two grace
+// periods before it, each a twentieth of the time left or 100ms,
+// whichever is longer.
+func deadline(timeout time.Duration) time.Duration {
+	if d := time.Duration(float64(timeout) / 0.9); d/20 >= 100*time.Millisecond {
+		return d
+	}
+	return timeout + 200*time.Millisecond
 }
 
 // Marker, in a database's directory, marks a scenario's throwaway
@@ -164,6 +192,7 @@ type scriptRun struct {
 	filter  *regexp.Regexp
 	dirs    map[string]string // scenario name -> directory of its file
 	files   map[string]string // scenario name -> its file
+	timeout time.Duration // each scenario's; negative: none
 	mu      sync.Mutex
 	results []*Result
 	errs    []string // failures outside any scenario
@@ -173,6 +202,7 @@ type scriptRun struct {
 type scriptT struct {
 	run             *scriptRun
 	res             *Result
+	mu              sync.Mutex // the log: a scenario left running past its time may still write
 	log             strings.Builder
 	failed, skipped bool
 }
@@ -199,21 +229,38 @@ func (r *scriptRun) Run(name string, f func(testscript.T)) {
 		defer close(done)
 		f(t)
 	}()
-	<-done
+	var late <-chan time.Time // a scenario stuck outside any command
+	if r.timeout > 0 {
+		late = time.After(r.timeout + r.timeout/5 + time.Second)
+	}
+	select {
+	case <-done:
+	case <-late:
+		t.Log("(the scenario did not stop; it is left behind)")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.res.Seconds = time.Since(start).Seconds()
+	if r.timeout > 0 && time.Since(start) >= r.timeout {
+		fmt.Fprintf(&t.log, "FAIL: timed out after %s (agentctl test -timeout)\n", r.timeout)
+		t.failed = true
+	}
 	t.res.Passed = !t.failed
-	t.res.Skipped = t.skipped
+	t.res.Skipped = t.skipped && !t.failed
 	t.res.Log = trimEnv(t.log.String())
 	r.mu.Lock()
 	r.results = append(r.results, t.res)
 	r.mu.Unlock()
 }
 
-func (t *scriptT) Skip(args ...any)  { t.Log(args...); t.skipped = true; runtime.Goexit() }
+func (t *scriptT) Skip(args ...any)  { t.Log(args...); t.set(&t.skipped); runtime.Goexit() }
 func (t *scriptT) Fatal(args ...any) { t.Log(args...); t.FailNow() }
 func (t *scriptT) Parallel()         {}
-func (t *scriptT) Log(args ...any)   { fmt.Fprintln(&t.log, args...) }
-func (t *scriptT) FailNow()          { t.failed = true; runtime.Goexit() }
+func (t *scriptT) Log(args ...any)   { t.mu.Lock(); fmt.Fprintln(&t.log, args...); t.mu.Unlock() }
+func (t *scriptT) FailNow()          { t.set(&t.failed); runtime.Goexit() }
+
+// set sets one of t's flags.
+func (t *scriptT) set(flag *bool) { t.mu.Lock(); *flag = true; t.mu.Unlock() }
 func (t *scriptT) Verbose() bool     { return true }
 func (t *scriptT) Run(name string, f func(testscript.T)) {
 	t.run.Run(t.res.Name+"/"+name, f)
