@@ -71,11 +71,12 @@ func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) e
 	done := *c
 	done.Status, done.Result = to, result
 	ev := resultEvent(r, &done)
-	if _, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ID, CallID: c.ID, To: to, Result: result}, ev); err != nil {
+	evs := []store.Event{ev} // stamped with At as stored
+	if _, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ID, CallID: c.ID, To: to, Result: result}, evs...); err != nil {
 		return err
 	}
 	*c = done
-	e.emit([]store.Event{ev})
+	e.emit(evs)
 	return nil
 }
 
@@ -166,11 +167,12 @@ func (e *Engine) bubble(ctx context.Context, g *Graph, child *RunView, r *store.
 	for r.ParentID != "" && child.Status.Terminal() {
 		to, result := outcome(child)
 		ev := event(parentOf(r), ToolResult{CallID: r.ParentCall, Tool: r.Agent, Status: to, Result: ResultJSON(result, false)})
-		claimed, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ParentID, CallID: r.ParentCall, To: to, Result: result}, ev)
+		evs := []store.Event{ev} // stamped with At as stored
+		claimed, err := e.store.Settle(ctx, e.lease, store.Move{RunID: r.ParentID, CallID: r.ParentCall, To: to, Result: result}, evs...)
 		if err != nil {
 			return nil, err
 		}
-		e.emit([]store.Event{ev})
+		e.emit(evs)
 		parent, err := e.store.Run(ctx, r.ParentID)
 		if err != nil {
 			return nil, err

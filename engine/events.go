@@ -67,7 +67,9 @@ type (
 	// StepFinish reports the end of a model turn.
 	StepFinish struct {
 		FinishReason string `json:"finishReason"` // tool-calls or stop
-		Step         int    `json:"step"`
+		// Latency is how long the model took to answer, in seconds.
+		Latency float64 `json:"latencySeconds"`
+		Step    int     `json:"step"`
 	}
 	// Finish reports that the run completed.
 	Finish struct {
@@ -132,6 +134,9 @@ func (e *Engine) emit(evs []store.Event) {
 	e.emitMu.Lock()
 	defer e.emitMu.Unlock()
 	for _, ev := range evs {
+		if ev.At.IsZero() {
+			ev.At = e.now().Truncate(time.Millisecond) // as the store keeps it
+		}
 		e.onEvent(ev)
 	}
 }

@@ -158,12 +158,12 @@ func (rn *runner) settleMove(ctx context.Context, c *store.Call, m store.Move) e
 	m.RunID, m.CallID = rn.r.ID, c.ID
 	done := *c
 	done.Status, done.Result, done.ResultObject = m.To, m.Result, m.ResultObject
-	ev := resultEvent(rn.r, &done)
-	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, ev); err != nil {
+	evs := []store.Event{resultEvent(rn.r, &done)} // stamped with At as stored
+	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, evs...); err != nil {
 		return err
 	}
 	*c = done
-	rn.e.emit([]store.Event{ev})
+	rn.e.emit(evs)
 	return nil
 }
 
@@ -191,12 +191,12 @@ func (rn *runner) suspendCall(ctx context.Context, t *spec.Tool, c *store.Call, 
 		fields.ResumeSchema = t.ResumeSchema.Doc
 		m.ResumeSchema, _ = json.Marshal(t.ResumeSchema.Doc)
 	}
-	ev := event(rn.r, fields)
-	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, ev); err != nil {
+	evs := []store.Event{event(rn.r, fields)} // stamped with At as stored
+	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, evs...); err != nil {
 		return err
 	}
 	c.Status, c.Kind, c.Payload, c.ResumeSchema, c.Deadline = store.CallPending, store.KindSuspend, p, m.ResumeSchema, m.Deadline
-	rn.e.emit([]store.Event{ev})
+	rn.e.emit(evs)
 	return nil
 }
 

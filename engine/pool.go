@@ -183,7 +183,7 @@ func (p *pool) advance(ctx context.Context) bool {
 		return false
 	case ok:
 		p.done.Add(1)
-		p.log.Info("run advanced", "run", v.RunID, "agent", v.Agent, "status", v.Status, "took", time.Since(start).Round(time.Millisecond))
+		p.log.Info("run advanced", "run", v.RunID, "agent", v.Agent, "status", v.Status, "seconds", time.Since(start).Round(time.Microsecond).Seconds())
 	}
 	return ok
 }

@@ -198,16 +198,14 @@ func (e *Engine) failErr(ctx context.Context, r *store.Run, cause error) error {
 // why, checkpointed with the event that reports it, and releases it.
 func (e *Engine) end(ctx context.Context, r *store.Run, status store.Status, why string) error {
 	r.Status, r.Error = status, why
-	var ev store.Event
+	evs := []store.Event{event(r, ErrorEvent{Error: why})} // stamped with At as stored
 	if status == store.Stalled {
-		ev = event(r, StalledEvent{Error: why})
-	} else {
-		ev = event(r, ErrorEvent{Error: why})
+		evs[0] = event(r, StalledEvent{Error: why})
 	}
-	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil, ev); err != nil {
+	if err := e.store.Checkpoint(context.WithoutCancel(ctx), e.lease, r, nil, evs...); err != nil {
 		return err
 	}
-	e.emit([]store.Event{ev})
+	e.emit(evs)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -24,6 +25,7 @@ type runner struct {
 
 	grants       []string // tools approved for the rest of the run
 	grantsLoaded bool
+	latency      time.Duration // of the last model call
 }
 
 // step is advance without the handling of interruption.

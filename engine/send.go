@@ -132,11 +132,11 @@ func (rn *runner) autoResume(ctx context.Context, m Message) (string, error) {
 	}
 	d := &store.Decision{RunID: r.ID, CallID: target.ID, Action: store.Resume, By: m.By, OSUser: m.OSUser, Via: m.Auth.via(),
 		Reason: "autoResume: extracted from the user's message", ArgsBefore: target.Args, Data: data}
-	ev := decisionEvent(r, target, d)
-	if _, err := e.store.Decide(ctx, []*store.Decision{d}, e.lease, ev); err != nil {
+	evs := []store.Event{decisionEvent(r, target, d)} // stamped with At as stored
+	if _, err := e.store.Decide(ctx, []*store.Decision{d}, e.lease, evs...); err != nil {
 		return "", err
 	}
-	e.emit([]store.Event{ev})
+	e.emit(evs)
 	return "", nil
 }
 

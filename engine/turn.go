@@ -99,8 +99,9 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	done := rn.e.working("model " + node.spec.Name)
 	resp, err := m.Generate(cctx, req)
 	done()
+	rn.latency = time.Since(start)
 	rn.e.endChat(span, node.spec, resp, err)
-	rn.e.observeModel(ctx, node.spec, time.Since(start), resp, err)
+	rn.e.observeModel(ctx, node.spec, rn.latency, resp, err)
 	if err != nil {
 		// A provider may echo the key it was given (401: "Incorrect API
 		// key provided: ..."): what is stored and shown never holds it.
@@ -196,7 +197,7 @@ func (rn *runner) commit(ctx context.Context, ans *answer) error {
 	if len(ans.calls) == 0 {
 		finish = "stop"
 	}
-	ans.evs = append(ans.evs, event(r, StepFinish{Step: r.Step, FinishReason: finish}))
+	ans.evs = append(ans.evs, event(r, StepFinish{Step: r.Step, FinishReason: finish, Latency: rn.latency.Round(time.Microsecond).Seconds()}))
 	rn.st.Messages = append(rn.st.Messages, ans.msg)
 	r.State = rn.st.encode()
 	if len(ans.calls) == 0 {

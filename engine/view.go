@@ -84,6 +84,28 @@ type CallView struct {
 	Resume    json.RawMessage `json:"resume,omitempty"`
 	CreatedAt time.Time       `json:"createdAt"` // when the model made it
 	UpdatedAt time.Time       `json:"updatedAt"` // its last change: its result, for a done call
+	// StartedAt is when the tool last started (a retry starts it again),
+	// FinishedAt when it then ended, Duration the time between, in
+	// seconds: absent when the call never ran or its end is unknown
+	// (interrupted, resolved by hand).
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	Duration   *float64   `json:"durationSeconds,omitempty"`
+}
+
+// timed fills a call view's start, end and duration from the ledger.
+func (c *CallView) timed(sc *store.Call) {
+	if sc.StartedAt.IsZero() {
+		return
+	}
+	start := sc.StartedAt.UTC()
+	c.StartedAt = &start
+	if sc.FinishedAt.IsZero() {
+		return
+	}
+	end := sc.FinishedAt.UTC()
+	d := end.Sub(start).Seconds()
+	c.FinishedAt, c.Duration = &end, &d
 }
 
 // ResultText is the call's result as the model was told it: the text,
@@ -210,8 +232,10 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	}
 	d := &RunDetail{RunView: *e.overdue(t.view(r)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
 	for _, c := range calls {
-		d.Calls = append(d.Calls, CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
-			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
+		cv := CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
+			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		cv.timed(c)
+		d.Calls = append(d.Calls, cv)
 	}
 	for _, x := range ds {
 		d.Decisions = append(d.Decisions, DecisionView{RunID: x.RunID, Path: t.runs[x.RunID].Path, CallID: x.CallID,

@@ -103,7 +103,7 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
-		attrs := []any{"id", info.id, "method", r.Method, "route", route, "status", rec.code, "duration_ms", float64(d.Microseconds()) / 1000}
+		attrs := []any{"id", info.id, "method", r.Method, "route", route, "status", rec.code, "seconds", d.Round(time.Microsecond).Seconds()}
 		if p := info.principal; p != nil {
 			attrs = append(attrs, "principal", p.Name, "via", p.Via)
 		}

@@ -23,7 +23,8 @@ func (a *app) eventsCmd() *cobra.Command {
 object per line, in order: text-delta, tool-call, tool-call-approval,
 tool-call-suspended, decision (who decided what, as whom, why),
 tool-result, step-finish, finish, error and stalled, each with
-type, runId and path (the agents from the root to its run) first. Of a
+type, runId, path (the agents from the root to its run) and at (when
+it happened) first; step-finish has the model's latencySeconds. Of a
 root run, they are the whole tree's.
 --follow keeps printing as other processes advance the run, until it
 completes or fails; --until stalled also stops when its model could not

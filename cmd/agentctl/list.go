@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +86,8 @@ func printList(a *app, runs []*engine.RunView) {
 	} else {
 		fmt.Fprint(tw, "RUN\t")
 	}
-	fmt.Fprintln(tw, "AGENT\tSTATUS\tPENDING\tEXPIRES\tUPDATED\tINPUT")
+	fmt.Fprintln(tw, "AGENT\tSTATUS\tPENDING\tEXPIRES\tUPDATED\tAGE\tINPUT")
+	now := time.Now()
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%s\t", r.RunID)
 		if children {
@@ -95,8 +97,8 @@ func printList(a *app, runs []*engine.RunView) {
 			}
 			fmt.Fprintf(tw, "%s\t", root)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Agent, paint(a.stdout, r.Status), pendingCell(r.Pending),
-			firstDeadline(r.Pending), stamp(r.UpdatedAt), oneLine(r.Input, 40))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Agent, paint(a.stdout, r.Status), pendingCell(r.Pending),
+			firstDeadline(r.Pending), stamp(r.UpdatedAt), age(now, r.CreatedAt), oneLine(r.Input, 40))
 	}
 	tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -136,6 +137,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 			if len(c.Resume) > 0 {
 				fmt.Fprintf(w, "      resumed with: %s\n", c.Resume)
 			}
+			printTook(w, c)
 			printResult(w, c.Result, c.ResultText())
 		}
 	}
@@ -169,6 +171,44 @@ func printDetail(a *app, d *engine.RunDetail) {
 			}
 		}
 	}
+}
+
+// printTook prints how long a call's tool ran, from when; one that
+// started but has no end on record says so.
+func printTook(w io.Writer, c engine.CallView) {
+	switch {
+	case c.StartedAt == nil:
+	case c.Duration == nil:
+		fmt.Fprintf(w, "      ran: from %s, its end unknown\n", stamp(*c.StartedAt))
+	default:
+		fmt.Fprintf(w, "      ran: %s, from %s\n", took(time.Duration(*c.Duration*float64(time.Second))), stamp(*c.StartedAt))
+	}
+}
+
+// took writes a duration for people: 340ms, 1.2s, 2m3s, 1h2m3s.
+func took(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// age writes how long ago t was, in its largest whole unit: 42s, 5m,
+// 3h, 12d.
+func age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(0, int(d.Seconds())))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // printResult prints a call's result (raw, as stored, and r, its text): on its line when it is one line,

@@ -146,6 +146,12 @@ type Call struct {
 	Approvals int
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// StartedAt is when the call last moved to executing (a retry starts
+	// it again); FinishedAt when it then moved to succeeded or failed.
+	// Zero when it never ran, or when its end is unknown (interrupted,
+	// or resolved by hand).
+	StartedAt  time.Time
+	FinishedAt time.Time
 }
 
 // Action is what a decision does.
@@ -251,6 +257,9 @@ func (e Event) JSON() []byte {
 	if e.Path != nil {
 		p, _ := json.Marshal(e.Path)
 		b = append(append(b, `,"path":`...), p...)
+	}
+	if !e.At.IsZero() {
+		b = append(append(append(b, `,"at":"`...), e.At.UTC().Format(time.RFC3339Nano)...), '"')
 	}
 	fields := bytes.TrimSpace(e.Data)
 	if len(fields) > 2 && fields[0] == '{' {
@@ -365,7 +374,9 @@ type Store interface {
 	// Events returns a run's events after the one with id after, in order.
 	Events(ctx context.Context, runID string, after int64) ([]*Event, error)
 
-	// Every write below also appends its events, in the same transaction.
+	// Every write below also appends its events, in the same transaction,
+	// and sets the At of each element of the events' slice to the moment
+	// it stored them (the caller can hand them on as stored).
 
 	// Checkpoint saves a run's state, step, status, output, error and usage, and
 	// adds new calls, in one transaction. A terminal or stalled status

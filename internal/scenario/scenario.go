@@ -192,7 +192,7 @@ type scriptRun struct {
 	filter  *regexp.Regexp
 	dirs    map[string]string // scenario name -> directory of its file
 	files   map[string]string // scenario name -> its file
-	timeout time.Duration // each scenario's; negative: none
+	timeout time.Duration     // each scenario's; negative: none
 	mu      sync.Mutex
 	results []*Result
 	errs    []string // failures outside any scenario
@@ -258,13 +258,13 @@ func (t *scriptT) Fatal(args ...any) { t.Log(args...); t.FailNow() }
 func (t *scriptT) Parallel()         {}
 func (t *scriptT) Log(args ...any)   { t.mu.Lock(); fmt.Fprintln(&t.log, args...); t.mu.Unlock() }
 func (t *scriptT) FailNow()          { t.set(&t.failed); runtime.Goexit() }
-
-// set sets one of t's flags.
-func (t *scriptT) set(flag *bool) { t.mu.Lock(); *flag = true; t.mu.Unlock() }
 func (t *scriptT) Verbose() bool     { return true }
 func (t *scriptT) Run(name string, f func(testscript.T)) {
 	t.run.Run(t.res.Name+"/"+name, f)
 }
+
+// set sets one of t's flags.
+func (t *scriptT) set(flag *bool) { t.mu.Lock(); *flag = true; t.mu.Unlock() }
 
 // trimEnv drops the environment testscript logs before the script.
 func trimEnv(log string) string {

@@ -321,4 +321,8 @@ var migrations = []string{
 	// Signed requests already seen (Slack's interactions): a replay is
 	// refused by every server sharing the database.
 	sqlstore.ReplayMigration(`TEXT COLLATE "C"`),
+
+	// Timings: when each call started and finished executing; the
+	// tombstones agentctl prune --keep-audit leaves.
+	sqlstore.TimingsMigration(`TEXT COLLATE "C"`, "BIGINT"),
 }

@@ -103,6 +103,7 @@ const (
 	serverSchema  = 5 // tokens, decisions.via, the inbox index, events.xid
 	notifySchema  = 6 // notifications, their cursors, sessions
 	replaySchema  = 7 // signed requests already seen
+	timingsSchema = 8 // call times, tombstones
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -114,8 +115,9 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		resultObjects: `ALTER TABLE calls DROP COLUMN result_object`,
 		serverSchema: `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via;
 			DROP INDEX events_feed; ALTER TABLE events DROP COLUMN xid`,
-		notifySchema: `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
-		replaySchema: `DROP TABLE replays`,
+		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
+		replaySchema:  `DROP TABLE replays`,
+		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

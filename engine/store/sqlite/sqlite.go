@@ -444,6 +444,10 @@ var migrations = []string{
 	// Signed requests already seen (Slack's interactions): a replay is
 	// refused by every server sharing the database.
 	sqlstore.ReplayMigration("TEXT"),
+
+	// Timings: when each call started and finished executing; the
+	// tombstones agentctl prune --keep-audit leaves.
+	sqlstore.TimingsMigration("TEXT", "INTEGER"),
 }
 
 // resultObjectMigration flags the stored results that have the shape of

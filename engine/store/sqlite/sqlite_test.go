@@ -93,6 +93,7 @@ const (
 	serverSchema  = 8  // tokens, decisions.via, the inbox index
 	notifySchema  = 9  // notifications, their cursors, sessions
 	replaySchema  = 10 // signed requests already seen
+	timingsSchema = 11 // call times, tombstones
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -104,6 +105,7 @@ func rewind(t *testing.T, db *DB, v int) {
 		serverSchema:  `DROP TABLE tokens; DROP INDEX calls_waiting; ALTER TABLE decisions DROP COLUMN via`,
 		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
 		replaySchema:  `DROP TABLE replays`,
+		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {

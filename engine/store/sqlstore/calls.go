@@ -12,17 +12,24 @@ import (
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, result_object, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at, needed, approvals`
+const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, result_object, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at, needed, approvals, started_at, finished_at`
 
 func scanCall(sc scanner) (*store.Call, error) {
 	var c store.Call
 	var args, gate string
 	var payload, resume, resumeSchema sql.NullString
-	var deadline sql.NullInt64
+	var deadline, started, finished sql.NullInt64
 	var created, updated int64
 	if err := sc.Scan(&c.RunID, &c.ID, &c.Seq, &c.Step, &c.Tool, &args, &c.Status, &c.Kind, &c.Result, &c.ResultObject,
-		&gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated, &c.Needed, &c.Approvals); err != nil {
+		&gate, &c.GateError, &payload, &resume, &resumeSchema, &deadline, &created, &updated, &c.Needed, &c.Approvals,
+		&started, &finished); err != nil {
 		return nil, err
+	}
+	if started.Valid {
+		c.StartedAt = fromMS(started.Int64)
+	}
+	if finished.Valid {
+		c.FinishedAt = fromMS(finished.Int64)
 	}
 	c.Args, c.Gate = []byte(args), store.DecodeGate(gate)
 	c.Payload, c.Resume, c.ResumeSchema = raw(payload), raw(resume), raw(resumeSchema)
@@ -229,6 +236,9 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 		return nil
 	}
 	args := make([]any, 0, 4*len(evs))
+	for i := range evs {
+		evs[i].At = fromMS(ms(now)) // as stored: the caller emits them so
+	}
 	for _, e := range evs {
 		data := string(e.Data)
 		if data == "" {
@@ -244,12 +254,22 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 // MoveCall implements store.Store.
 func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
 	now := s.now()
+	// A call's start is its move to executing; its end, its move from
+	// there to a result (an interruption's moment is not the tool's end).
 	const move = `UPDATE calls SET status = ?, result = ?, result_object = ?, kind = ?, payload = COALESCE(?, payload),
-			resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?
+			resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?,
+			started_at = COALESCE(?, started_at), finished_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = ?
 			AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`
+	var started, finished any
+	switch {
+	case m.To == store.CallExecuting:
+		started = ms(now)
+	case m.From == store.CallExecuting && (m.To == store.CallSucceeded || m.To == store.CallFailed):
+		finished = ms(now)
+	}
 	args := []any{m.To, m.Result, flag(m.ResultObject), m.Kind, text(m.Payload), text(m.ResumeSchema), msOrNil(m.Deadline), ms(now),
-		m.RunID, m.CallID, m.From, m.RunID, lease.Owner}
+		started, finished, m.RunID, m.CallID, m.From, m.RunID, lease.Owner}
 	if len(ev) == 0 {
 		// One conditional statement is atomic by itself: no transaction
 		// around it, one round trip (the move to executing, before a

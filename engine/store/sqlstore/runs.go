@@ -227,10 +227,10 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 		}
 		for _, c := range newCalls {
 			_, err := tx.ExecContext(ctx, `INSERT INTO calls(`+callCols+`)
-				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				r.ID, c.ID, c.Seq, c.Step, c.Tool, string(c.Args), c.Status, c.Kind, c.Result, flag(c.ResultObject),
 				store.EncodeGate(c.Gate), c.GateError, text(c.Payload), text(c.Resume), text(c.ResumeSchema), msOrNil(c.Deadline), ms(now), ms(now),
-				c.Needed, c.Approvals)
+				c.Needed, c.Approvals, msOrNil(c.StartedAt), msOrNil(c.FinishedAt))
 			if err != nil {
 				return err
 			}

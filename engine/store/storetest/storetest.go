@@ -565,10 +565,8 @@ func testEvents(e *env) {
 	r := newRun(e, s, "01A", lease)
 	newRun(e, s, "01B", lease)
 	r.Step = 1
-	err := s.Checkpoint(e.ctx, lease, r, nil,
-		store.Event{RunID: "01A", Type: "text-delta", Data: []byte(`{"text":"hi"}`)},
-		store.Event{RunID: "01A", Type: "step-finish"})
-	if err != nil {
+	written := []store.Event{{RunID: "01A", Type: "text-delta", Data: []byte(`{"text":"hi"}`)}, {RunID: "01A", Type: "step-finish"}}
+	if err := s.Checkpoint(e.ctx, lease, r, nil, written...); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := s.Checkpoint(e.ctx, lease, &store.Run{ID: "01B", Status: store.Running, State: []byte("{}")}, nil,
@@ -578,6 +576,12 @@ func testEvents(e *env) {
 	evs, err := s.Events(e.ctx, "01A", 0)
 	if err != nil || len(evs) != 2 || evs[0].Type != "text-delta" || string(evs[0].Data) != `{"text":"hi"}` || string(evs[1].Data) != "{}" {
 		e.t.Fatalf("events %v, %v", evs, err)
+	}
+	// The writer's events are stamped as stored.
+	for i, w := range written {
+		if w.At.IsZero() || !w.At.Equal(evs[i].At) {
+			e.t.Errorf("event %d written with At %v, stored with %v", i, w.At, evs[i].At)
+		}
 	}
 	if more, _ := s.Events(e.ctx, "01A", evs[0].ID); len(more) != 1 || more[0].Type != "step-finish" {
 		e.t.Errorf("events after the first: %v", more)
