@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -15,57 +16,32 @@ type tree struct {
 	calls []*store.Call
 }
 
-// load reads a run by its full id and its whole tree: a root's in one
-// read of the runs, a child's in two (its own row names the root).
+// load reads a run by its full id and its whole tree, as of one moment
+// where the store can.
 func (e *Engine) load(ctx context.Context, id string) (*store.Run, *tree, error) {
-	runs, err := e.store.Tree(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(runs) == 0 {
-		return nil, nil, &store.NotFoundError{What: "no run " + id}
-	}
-	if root := runs[0].RootID; root != id {
-		t, err := e.loadTree(ctx, root)
-		if err != nil {
-			return nil, nil, err
-		}
-		if r := t.runs[id]; r != nil {
-			return r, t, nil
-		}
-		return nil, nil, &store.NotFoundError{What: "no run " + id}
-	}
-	t, err := e.treeOf(ctx, runs)
-	if err != nil {
-		return nil, nil, err
-	}
-	return t.root, t, nil
+	r, t, _, err := e.read(ctx, id, false)
+	return r, t, err
 }
 
-// loadTree reads the tree rooted at rootID.
-func (e *Engine) loadTree(ctx context.Context, rootID string) (*tree, error) {
-	runs, err := e.store.Tree(ctx, rootID)
+// read is load, with the tree's decisions if asked.
+func (e *Engine) read(ctx context.Context, id string, decisions bool) (*store.Run, *tree, []*store.Decision, error) {
+	tr, err := e.store.ReadTree(ctx, id, decisions)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	if len(runs) == 0 {
-		return nil, &store.NotFoundError{What: "no run " + rootID}
+	t := &tree{root: tr.Runs[0], runs: make(map[string]*store.Run, len(tr.Runs)), order: tr.Runs}
+	at := make(map[string]int, len(tr.Runs)) // each run's place in the tree
+	for i, r := range tr.Runs {
+		t.runs[r.ID], at[r.ID] = r, i
 	}
-	return e.treeOf(ctx, runs)
-}
-
-// treeOf reads the calls of a tree's runs, the root first.
-func (e *Engine) treeOf(ctx context.Context, runs []*store.Run) (*tree, error) {
-	t := &tree{root: runs[0], runs: make(map[string]*store.Run, len(runs)), order: runs}
-	for _, r := range runs {
-		t.runs[r.ID] = r
-		calls, err := e.store.Calls(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		t.calls = append(t.calls, calls...)
+	// The calls in tree order, each run's in its own order.
+	t.calls = slices.Clone(tr.Calls)
+	slices.SortStableFunc(t.calls, func(a, b *store.Call) int { return at[a.RunID] - at[b.RunID] })
+	r := t.runs[id]
+	if r == nil {
+		return nil, nil, nil, &store.NotFoundError{What: "no run " + id}
 	}
-	return t, nil
+	return r, t, tr.Decisions, nil
 }
 
 // waiting returns the calls of the tree waiting for a human.

@@ -221,15 +221,12 @@ func (t *tree) under(id, ancestor string) bool {
 // Detail returns a run by its full id with its calls, decisions and
 // grants. It only reads.
 func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
-	r, t, err := e.load(ctx, id)
+	r, t, all, err := e.read(ctx, id, true)
 	if err != nil {
 		return nil, err
 	}
 	calls := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return c.RunID != id })
-	ds, err := e.treeDecisions(ctx, t, id)
-	if err != nil {
-		return nil, err
-	}
+	ds := subtreeDecisions(t, all, id)
 	d := &RunDetail{RunView: *e.overdue(t.view(r)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
 	for _, c := range calls {
 		cv := CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
@@ -260,6 +257,29 @@ func grantsOf(ds []*store.Decision, calls []*store.Call, id string) []string {
 	}
 	slices.Sort(tools)
 	return tools
+}
+
+// subtreeDecisions keeps, of a tree's decisions (in the order made),
+// those made in run id and in every run below it, ordered by when they
+// were made (runs in tree order where made at the same instant).
+func subtreeDecisions(t *tree, all []*store.Decision, id string) []*store.Decision {
+	at := make(map[string]int, len(t.order))
+	for i, r := range t.order {
+		at[r.ID] = i
+	}
+	var ds []*store.Decision
+	for _, x := range all {
+		if t.under(x.RunID, id) {
+			ds = append(ds, x)
+		}
+	}
+	slices.SortStableFunc(ds, func(a, b *store.Decision) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return at[a.RunID] - at[b.RunID]
+	})
+	return ds
 }
 
 // treeDecisions returns the decisions made in run id and in every run

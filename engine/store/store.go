@@ -268,6 +268,13 @@ func (e Event) JSON() []byte {
 	return append(b, '}')
 }
 
+// TreeRead is a run tree as ReadTree read it.
+type TreeRead struct {
+	Runs      []*Run
+	Calls     []*Call
+	Decisions []*Decision
+}
+
 // Move is one transition of a call in the ledger.
 type Move struct {
 	RunID, CallID string
@@ -368,6 +375,12 @@ type Store interface {
 	// root, it returns that run alone, whose RootID then names the tree;
 	// given an id no run has, nothing.
 	Tree(ctx context.Context, rootID string) ([]*Run, error)
+	// ReadTree returns, as of one moment where the backend can (SQLite),
+	// the tree run id belongs to: its runs, the root first, then the
+	// children in creation order; every call of them, by run id then
+	// order within the run; and, with decisions set, every decision made
+	// in them, in the order made. A NotFoundError when no run has id.
+	ReadTree(ctx context.Context, id string, decisions bool) (*TreeRead, error)
 	// TreePending returns the calls waiting for a human anywhere in the
 	// tree rooted at rootID (not delegations), in creation order.
 	TreePending(ctx context.Context, rootID string) ([]*Call, error)

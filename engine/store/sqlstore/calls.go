@@ -40,9 +40,12 @@ func scanCall(sc scanner) (*store.Call, error) {
 	return &c, nil
 }
 
-func queryCalls(ctx context.Context, q interface {
+// querier runs reads: the store itself (reader) or a transaction.
+type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, args ...any) ([]*store.Call, error) {
+}
+
+func queryCalls(ctx context.Context, q querier, query string, args ...any) ([]*store.Call, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -140,10 +143,20 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 
 // Decisions implements store.Store.
 func (s *DB) Decisions(ctx context.Context, runID string) ([]*store.Decision, error) {
-	rows, err := s.query(ctx, `SELECT run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at
-		FROM decisions WHERE run_id = ? ORDER BY id`, runID)
+	ds, err := queryDecisions(ctx, reader{s}, `WHERE run_id = ? ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("decisions of run %s: %w", runID, err)
+	}
+	return ds, nil
+}
+
+// queryDecisions reads the decisions that where (a WHERE clause, with
+// its order) selects.
+func queryDecisions(ctx context.Context, q querier, where string, args ...any) ([]*store.Decision, error) {
+	rows, err := q.QueryContext(ctx, `SELECT run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at
+		FROM decisions `+where, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []*store.Decision

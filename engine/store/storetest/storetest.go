@@ -73,6 +73,7 @@ func Run(t *testing.T, b Backend) {
 		{"Release", testRelease},
 		{"Events", testEvents},
 		{"Trees", testTrees},
+		{"ReadTree", testReadTree},
 		{"Work", testWork},
 		{"WorkRace", testWorkRace},
 		{"Workers", testWorkers},
