@@ -12,9 +12,10 @@ import (
 
 func (a *app) approveCmd() *cobra.Command {
 	var (
-		d    = engine.Decision{Action: store.Approve}
-		args string
-		out  runFlags
+		d           = engine.Decision{Action: store.Approve}
+		args        string
+		out         runFlags
+		interactive bool
 	)
 	cmd := &cobra.Command{
 		Use:   "approve RUNID [--call ID | --all] [--as NAME] [--reason TEXT]",
@@ -30,11 +31,15 @@ several processes deciding the same call exactly one wins; the others exit
 4 and change nothing.`,
 		Example: `  agentctl approve 01JD3F --as alice --reason "ticket CHG-42"
   agentctl approve 01JD3F --call call_2 --args '{"service":"nginx","env":"staging"}'
-  agentctl approve 01JD3F --all --always -o json`,
+  agentctl approve 01JD3F --all --always -o json
+  agentctl approve 01JD3F -i --as alice`,
 		Args: needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if d.All && d.CallID != "" {
 				return usageErr(errors.New("--all and --call exclude each other"))
+			}
+			if interactive {
+				return a.approveInteractive(cmd, argv[0], &out, d)
 			}
 			if cmd.Flags().Changed("args") {
 				d.Args = json.RawMessage(args)
@@ -54,5 +59,6 @@ several processes deciding the same call exactly one wins; the others exit
 	cmd.Flags().BoolVar(&d.All, "all", false, "decide every call waiting for this decision")
 	addDecisionFlags(cmd, &d)
 	out.add(cmd)
+	addInteractiveFlag(cmd, &interactive)
 	return cmd
 }

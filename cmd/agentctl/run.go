@@ -18,6 +18,7 @@ func (a *app) runCmd() *cobra.Command {
 		files                   []string
 		input                   string
 		requireApproval, detach bool
+		interactive             bool
 		modelName               string
 		out                     runFlags
 	)
@@ -35,9 +36,15 @@ file it names is sent with the run, which only the server's authors may
 do (a spec's exec tools run on the server's host).`,
 		Example: `  agentctl run oncall -f examples/agents/oncall.yaml --input "nginx is down in prod"
   echo "disk full on db-1" | agentctl run oncall -f examples/agents/ -o json
-  agentctl run oncall -f examples/agents/ --require-approval --input "check nginx"`,
+  agentctl run oncall -f examples/agents/ --require-approval --input "check nginx"
+  agentctl run oncall -f examples/agents/ -i --input "nginx is down in prod"`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if interactive {
+				if err := a.checkInteractive("run", &out, detach); err != nil {
+					return err
+				}
+			}
 			if len(files) == 0 && a.remote == nil {
 				return usageErr(errors.New("run: no spec: pass -f FILE or -f DIR"))
 			}
@@ -80,6 +87,9 @@ do (a spec's exec tools run on the server's host).`,
 			if err != nil {
 				return err
 			}
+			if interactive {
+				return a.interact(ctx, e, &out, v.RunID, engine.Decision{}, v)
+			}
 			return a.finish(&out, v)
 		},
 	}
@@ -89,6 +99,7 @@ do (a spec's exec tools run on the server's host).`,
 	cmd.Flags().StringVar(&modelName, "model", "", "use the spec's model `NAME` instead of the agent's, for this run")
 	cmd.Flags().BoolVar(&detach, "detach", false, "queue the run and return (exit 0): a worker runs it (agentctl worker)")
 	out.add(cmd)
+	addInteractiveFlag(cmd, &interactive)
 	return cmd
 }
 
