@@ -375,8 +375,8 @@ type Store interface {
 	// root, it returns that run alone, whose RootID then names the tree;
 	// given an id no run has, nothing.
 	Tree(ctx context.Context, rootID string) ([]*Run, error)
-	// ReadTree returns, as of one moment where the backend can (SQLite),
-	// the tree run id belongs to: its runs, the root first, then the
+	// ReadTree returns the tree run id belongs to, in a query for each of
+	// its parts: its runs, the root first, then the
 	// children in creation order; every call of them, by run id then
 	// order within the run; and, with decisions set, every decision made
 	// in them, in the order made. A NotFoundError when no run has id.

@@ -63,7 +63,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	d := sqlstore.Dialect{
 		Name:      "sqlite",
 		Cache:     true,
-		ReadTx:    true,
 		Classify:  o.classify,
 		Integrity: integrity,
 		Journal:   func(context.Context, *sql.DB) string { return journal(path) },

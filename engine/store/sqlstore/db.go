@@ -32,9 +32,6 @@ type Dialect struct {
 	// Cache keeps prepared statements (SQLite, one connection; pgx
 	// caches its own per connection).
 	Cache bool
-	// ReadTx reads a run's tree in one read transaction (SQLite: no
-	// round trips, and one WAL read lock rather than one a query).
-	ReadTx bool
 	// XID: each event row keeps the id of the transaction that wrote it
 	// (PostgreSQL's xid8), and the feed orders events by it, since
 	// identity values are not handed out in commit order. Without it,
