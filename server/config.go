@@ -89,6 +89,9 @@ type Config struct {
 	// Slack is the Slack app: messages with buttons, and the decisions
 	// their presses make (docs/slack.md); nil: none.
 	Slack *SlackConfig `yaml:"slack"`
+	// Prune is the retention the server runs on a schedule (agentctl
+	// prune's); nil: none.
+	Prune *PruneConfig `yaml:"prune"`
 
 	path      string           // the file read, for messages
 	socketMod os.FileMode      // SocketMode parsed
@@ -316,6 +319,7 @@ func (c *Config) check(p *checker, root *yaml.Node) {
 	}
 	c.checkNotify(p, root)
 	c.checkSlack(p, root)
+	c.checkPrune(p, root)
 }
 
 // checkNotify validates publicURL and the notify: targets.

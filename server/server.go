@@ -199,6 +199,7 @@ func (s *Server) Serve(ctx context.Context, lns []net.Listener, tlsCfg *tls.Conf
 		}
 		go func() { errs <- srv.Serve(ln) }()
 	}
+	stopPrune := s.startPrune(ctx)
 	var err error
 	select {
 	case <-ctx.Done():
@@ -206,6 +207,7 @@ func (s *Server) Serve(ctx context.Context, lns []net.Listener, tlsCfg *tls.Conf
 	case err = <-errs:
 		err = fmt.Errorf("serve: %w", err)
 	}
+	stopPrune()
 	s.Stop()
 	endRequests() // event streams end
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)

@@ -17,7 +17,9 @@ const auditHelp = `Export the decisions made across runs: who approved, declined
 resumed, retried, resolved or was refused what, when, how they were
 identified (via: the CLI on the database, or the server's socket,
 token, proxy or slack), with the run's agent and the call's tool, in the
-order they were made. It only reads the database.
+order they were made. It only reads the database. The decisions of runs
+agentctl prune --keep-audit deleted come from their tombstones, in time
+order with the others.
 
 --since and --until take a time (RFC 3339, or a date: 2026-11-01) or a
 duration back from now (30d, 12h); --until is exclusive. -o csv writes

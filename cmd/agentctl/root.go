@@ -183,6 +183,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.notificationsCmd(),
 		a.versionCmd(),
 		a.auditCmd(),
+		a.pruneCmd(),
 	)
 	root.Version = versionOf().Version
 	root.SetVersionTemplate("agentctl {{.Version}}\n")

@@ -501,7 +501,8 @@ func conflict(ctx context.Context, tx *txn, runID, callID string) error {
 	return e
 }
 
-// Audit implements store.AuditStore.
+// Audit implements store.AuditStore: the decisions table's, then the
+// tombstones' of pruned runs, merged in time order.
 func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, error) {
 	q := `SELECT d.run_id, d.call_id, d.action, d.by_name, d.os_user, d.via, d.reason, d.args_before, d.args_after, d.data, d.at,
 		r.agent, COALESCE(r.root_id, r.id), COALESCE(c.tool, '')
@@ -539,5 +540,14 @@ func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, 
 		a.At = fromMS(at)
 		out = append(out, &a)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit trail: %w", s.Classify(err))
+	}
+	// The decisions of pruned runs, kept by their tombstones (prune
+	// --keep-audit), in time order with the others.
+	pruned, err := s.auditTombstones(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("audit trail: pruned runs: %w", s.Classify(err))
+	}
+	return mergeAudit(out, pruned, f.Limit), nil
 }

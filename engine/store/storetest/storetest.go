@@ -88,6 +88,7 @@ func Run(t *testing.T, b Backend) {
 		{"Sessions", testSessions},
 		{"NotifyClaimRace", testNotifyClaimRace},
 		{"FirstSeen", testFirstSeen},
+		{"PruneCounts", testPruneCounts}, {"PruneKeepsUnended", testPruneKeepsUnended}, {"PruneKeepAudit", testPruneKeepAudit}, {"PruneBatches", testPruneBatches},
 		{"Audit", testAudit},
 	}
 	for _, tc := range tests {
