@@ -149,11 +149,15 @@ func cli(t *testing.T, args ...string) (string, string, int) {
 var (
 	runIDs = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{10,26}\b`)
 	stamps = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+	// How long things took differs from run to run: a call's ran line,
+	// its durationSeconds, a model turn's latencySeconds, a run's age.
+	timings = regexp.MustCompile(`ran: \d+(\.\d+)?(ms|s|m\d+s)|"(durationSeconds|latencySeconds)": ?[0-9.e-]+|TIME +\d+[smhd] `)
 )
 
 // normal replaces what differs between two databases: run ids and times.
 func normal(s string) string {
-	return stamps.ReplaceAllString(runIDs.ReplaceAllString(s, "ID"), "TIME")
+	s = stamps.ReplaceAllString(runIDs.ReplaceAllString(s, "ID"), "TIME")
+	return timings.ReplaceAllString(s, "TIMING")
 }
 
 // both runs the same command against the database and against the

@@ -257,4 +257,21 @@ and ` + "`GODEBUG=inittrace=1 agentctl --help`" + ` for start-up.
 - The googleai and mistral providers use the OpenAI-compatible endpoints
   rather than langchaingo's own clients, whose dependencies (gRPC, Google
   Cloud) would add 17 MB to the binary and 9 ms of init to every command.
+- A decision over HTTP read the run up to fourteen times: the route
+  checked the id, the engine read the run, then its tree, then each run's
+  calls, and after the commit read it all again for a view the handler
+  threw away before reading it a third time for the answer. Now the
+  route takes a whole id unread, the engine reads a tree in one query per
+  part (runs, calls, decisions) and the handler's answer is the only read
+  after the commit: the detached round trip went from 1,281 to about
+  900 µs in the same conditions. A read transaction around a tree's
+  queries (one WAL read lock instead of three) was measured slower, its
+  BEGIN and ROLLBACK costing more than the locks, and dropped. What is
+  left against the floor's one UPDATE: the token's lookup, the tree read
+  before deciding (policy and gate need it), the decision's transaction
+  (its lock, the decision row, the call, the event, the run; 4-5 pages
+  through the WAL where the floor writes one) and the read for the
+  answer. The round trip that waits for the run to complete adds the
+  tool's and the model turn's commits: fewer commits per run is issue
+  20's first item.
 `
