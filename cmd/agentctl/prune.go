@@ -102,11 +102,14 @@ func (a *app) prune(cmd *cobra.Command, f pruneFlags) error {
 	if f.before == "" {
 		return cmdUsageErr(cmd, errors.New("prune needs --completed-before AGE|TIME, such as --completed-before 30d (add --dry-run to see what it would delete)"))
 	}
-	before, err := pointInTime("--completed-before", f.before, time.Now())
+	now := time.Now()
+	before, err := pointInTime("--completed-before", f.before, now)
 	if err != nil {
 		return err
 	}
 	switch {
+	case before.After(now):
+		return cmdUsageErr(cmd, fmt.Errorf("--completed-before %q is in the future (%s): it would prune every ended run; give an age (30d) or a past time", f.before, stamp(before)))
 	case f.vacu && f.dryRun:
 		return cmdUsageErr(cmd, errors.New("--vacuum and --dry-run exclude each other: a dry run changes nothing"))
 	case f.batch < 1:

@@ -17,7 +17,10 @@ import (
 // may go on before it is killed (--grace).
 const defaultGrace = 30 * time.Second
 
-// watchSignals turns SIGTERM and SIGINT into a graceful stop. The first
+// watchSignals turns SIGTERM and SIGINT into a graceful stop, and
+// SIGQUIT into one without grace (agentctl test's -timeout sends it):
+// the tool in flight is killed at once and its call recorded
+// interrupted. The first
 // closes a.stop: the engines finish the step in flight (a tool, a model
 // turn), checkpoint and release their runs, and claim nothing more. The
 // command's context ends at once when no engine is advancing a run, else
@@ -26,7 +29,7 @@ const defaultGrace = 30 * time.Second
 // function stops watching.
 func (a *app) watchSignals(cancel context.CancelCauseFunc) (unwatch func()) {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt, syscall.SIGQUIT)
 	done := make(chan struct{})
 	go func() {
 		var sig os.Signal
@@ -37,7 +40,7 @@ func (a *app) watchSignals(cancel context.CancelCauseFunc) (unwatch func()) {
 		}
 		close(a.stop)
 		busy, grace := a.busy()
-		if !busy {
+		if !busy || sig == syscall.SIGQUIT { // quit: now, without grace
 			cancel(fmt.Errorf("stopped by %s", sig))
 			return
 		}

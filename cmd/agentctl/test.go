@@ -91,7 +91,10 @@ func (a *app) testCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			if timeout == 0 {
+			switch {
+			case timeout < 0 || timeout > scenario.MaxTimeout:
+				return usageErr(fmt.Errorf("-timeout %s: want 0 (no limit) up to %s", duration.Format(timeout), duration.Format(scenario.MaxTimeout)))
+			case timeout == 0:
 				timeout = -1 // no limit
 			}
 			r, err := scenario.Run(scenario.Options{Files: files, Filter: re, Update: update, Timeout: timeout})

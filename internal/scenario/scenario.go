@@ -35,8 +35,12 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// DefaultTimeout is a scenario's time limit unless Options say otherwise.
-const DefaultTimeout = 2 * time.Minute
+// DefaultTimeout is a scenario's time limit unless Options say otherwise;
+// a Timeout over MaxTimeout is none.
+const (
+	DefaultTimeout = 2 * time.Minute
+	MaxTimeout     = 10000 * time.Hour
+)
 
 // Report is the outcome of Run.
 type Report struct {
@@ -57,8 +61,11 @@ func Run(opts Options) (*Report, error) {
 	defer cleanup()
 	dirs, files := suiteDirs(opts.Files)
 	r := &scriptRun{filter: opts.Filter, dirs: dirs, files: files, timeout: opts.Timeout}
-	if r.timeout == 0 {
+	switch {
+	case r.timeout == 0:
 		r.timeout = DefaultTimeout
+	case r.timeout > MaxTimeout:
+		r.timeout = -1 // no limit: the arithmetic of deadlines would overflow
 	}
 	p := testscript.Params{
 		UpdateScripts: opts.Update,
@@ -237,6 +244,7 @@ func (r *scriptRun) Run(name string, f func(testscript.T)) {
 	case <-done:
 	case <-late:
 		t.Log("(the scenario did not stop; it is left behind)")
+		t.set(&t.failed)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
