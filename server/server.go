@@ -20,6 +20,7 @@ import (
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/wait"
 	"github.com/agentctl/agentctl/server/sse"
 )
 
@@ -127,16 +128,7 @@ func New(o Options) (*Server, error) {
 
 // poll waits d, or until ctx ends.
 func poll(d time.Duration) func(context.Context) error {
-	return func(ctx context.Context) error {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			return nil
-		}
-	}
+	return func(ctx context.Context) error { return wait.For(ctx, d) }
 }
 
 // Handler is the server's HTTP handler. Every response carries the

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/agentctl/agentctl/internal/wait"
 )
 
 // Defaults for model calls.
@@ -90,16 +92,4 @@ func retryAfter(v string) (time.Duration, bool) {
 	return 0, false
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func sleep(ctx context.Context, d time.Duration) error { return wait.For(ctx, d) }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentctl/agentctl/engine/store/postgres"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
+	"github.com/agentctl/agentctl/internal/wait"
 )
 
 // Channels a Wakeup listens on.
@@ -114,14 +115,7 @@ type Wakeup func(ctx context.Context, d time.Duration) error
 func Wakeups(ctx context.Context, dsn, channel string) (Wakeup, func(), error) {
 	if !IsPostgres(dsn) {
 		return func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
+			return wait.For(ctx, d)
 		}, func() {}, nil
 	}
 	l, err := postgres.Listen(ctx, dsn, channel)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/wait"
 )
 
 // prunableRoot is true of a root run (r) whose tree may be pruned: the
@@ -79,7 +80,7 @@ func (s *DB) Prune(ctx context.Context, o store.PruneOptions) (total store.Prune
 			total.Notifications, total.Tombstones, total.Batches = total.Notifications+c.Notifications, total.Tombstones+c.Tombstones, total.Batches+1
 		}
 		if more && pause > 0 {
-			if err := sleepCtx(ctx, pause); err != nil {
+			if err := wait.For(ctx, pause); err != nil {
 				return total, fmt.Errorf("prune: after batch %d: %w", total.Batches, err)
 			}
 		}
@@ -96,18 +97,6 @@ func (s *DB) Prune(ctx context.Context, o store.PruneOptions) (total store.Prune
 		return total, fmt.Errorf("prune: delete unreferenced spec snapshots: %w", s.Classify(err))
 	}
 	return total, nil
-}
-
-// sleepCtx waits d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // pruneBatch deletes, in tx, the oldest prunable trees up to batch runs
