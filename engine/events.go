@@ -142,14 +142,19 @@ func (e *Engine) emit(evs []store.Event) {
 }
 
 // streamTo returns the callback that streams a model's text to the
-// OnEvent hook as live text-delta events, or nil without a hook.
-func (e *Engine) streamTo(r *store.Run, streamed *bool) func(string) {
+// OnEvent hook as live text-delta events, or nil without a hook; first
+// is set to when the first was emitted (the stored text-delta's at).
+func (e *Engine) streamTo(r *store.Run, first *time.Time) func(string) {
 	if e.onEvent == nil {
 		return nil
 	}
 	return func(chunk string) {
-		*streamed = true
-		e.emit([]store.Event{event(r, TextDelta{Text: chunk})})
+		ev := event(r, TextDelta{Text: chunk})
+		ev.At = e.now().Truncate(time.Millisecond)
+		if first.IsZero() {
+			*first = ev.At
+		}
+		e.emit([]store.Event{ev})
 	}
 }
 

@@ -45,11 +45,11 @@ func (rn *runner) turn(ctx context.Context) error {
 // (its provider down, its key missing, an MCP server's tools unlisted)
 // stalls the run (resp nil, err nil); an interruption is returned as is,
 // leaving the run as checkpointed.
-func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed bool, err error) {
+func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed time.Time, err error) {
 	if rn.st.Replay != "" && rn.e.replay == "" {
 		// A worker, or a decision left to one: never a live model for a
 		// run that replays a cassette.
-		return nil, false, rn.stall(ctx, fmt.Errorf("the run was started with --replay %s: continue it with --replay, never a live model", rn.st.Replay))
+		return nil, time.Time{}, rn.stall(ctx, fmt.Errorf("the run was started with --replay %s: continue it with --replay, never a live model", rn.st.Replay))
 	}
 	defs, err := rn.a.toolDefs(ctx)
 	if err == nil {
@@ -61,11 +61,11 @@ func (rn *runner) ask(ctx context.Context) (resp *model.Response, streamed bool,
 	case err == nil:
 		return resp, streamed, nil
 	case ctx.Err() != nil:
-		return nil, false, ctx.Err() // interrupted: leave the run as checkpointed
+		return nil, time.Time{}, ctx.Err() // interrupted: leave the run as checkpointed
 	case errors.As(err, &final):
-		return nil, false, rn.fail(ctx, err)
+		return nil, time.Time{}, rn.fail(ctx, err)
 	}
-	return nil, false, rn.stall(ctx, err)
+	return nil, time.Time{}, rn.stall(ctx, err)
 }
 
 // finalError is a model failure that asking again would repeat (see
@@ -135,15 +135,16 @@ func (e *Engine) observeModel(ctx context.Context, s *spec.Model, d time.Duratio
 
 // admit turns the model's answer into the next step: each tool call gets
 // an id unique in the run's tree and passes the gate.
-func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed bool) (*answer, error) {
+func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed time.Time) (*answer, error) {
 	r := rn.r
 	r.Step++
 	ans := &answer{msg: message{Role: "assistant", Text: resp.Text}, text: resp.Text}
 	if resp.Text != "" {
-		ans.evs = append(ans.evs, event(r, TextDelta{Text: resp.Text}))
-		if streamed {
-			ans.live = 1
+		ev := event(r, TextDelta{Text: resp.Text})
+		if !streamed.IsZero() {
+			ev.At, ans.live = streamed, 1 // stored as it was shown live
 		}
+		ans.evs = append(ans.evs, ev)
 	}
 	seq := len(rn.calls)
 	for _, tc := range resp.ToolCalls {

@@ -147,7 +147,8 @@ type Call struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// StartedAt is when the call last moved to executing (a retry starts
-	// it again); FinishedAt when it then moved to succeeded or failed.
+	// it again), or a delegation's sub-agent run began; FinishedAt when it
+	// then moved to succeeded or failed.
 	// Zero when it never ran, or when its end is unknown (interrupted,
 	// or resolved by hand).
 	StartedAt  time.Time
@@ -388,8 +389,9 @@ type Store interface {
 	Events(ctx context.Context, runID string, after int64) ([]*Event, error)
 
 	// Every write below also appends its events, in the same transaction,
-	// and sets the At of each element of the events' slice to the moment
-	// it stored them (the caller can hand them on as stored).
+	// and sets the At of each element of the events' slice that has none
+	// to the moment it stored them (the caller can hand them on as
+	// stored); a given At is kept, to the millisecond.
 
 	// Checkpoint saves a run's state, step, status, output, error and usage, and
 	// adds new calls, in one transaction. A terminal or stalled status

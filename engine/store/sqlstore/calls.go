@@ -113,9 +113,9 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 		if err := tx.lockRun(ctx, m.RunID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', deadline = NULL, updated_at = ?
+		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, result = ?, kind = '', deadline = NULL, updated_at = ?, finished_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = 'pending' AND kind = 'delegation'`,
-			m.To, m.Result, ms(now), m.RunID, m.CallID)
+			m.To, m.Result, ms(now), ms(now), m.RunID, m.CallID)
 		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
 			return conflict(ctx, tx, m.RunID, m.CallID)
 		} else if err != nil {
@@ -250,14 +250,17 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 	}
 	args := make([]any, 0, 4*len(evs))
 	for i := range evs {
-		evs[i].At = fromMS(ms(now)) // as stored: the caller emits them so
+		if evs[i].At.IsZero() { // else when it happened, shown live already
+			evs[i].At = now
+		}
+		evs[i].At = fromMS(ms(evs[i].At)) // as stored: the caller emits them so
 	}
 	for _, e := range evs {
 		data := string(e.Data)
 		if data == "" {
 			data = "{}"
 		}
-		args = append(args, e.RunID, e.Type, data, ms(now))
+		args = append(args, e.RunID, e.Type, data, ms(e.At))
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
 		strings.Repeat(", (?, ?, ?, ?)", len(evs)-1), args...)
@@ -276,8 +279,8 @@ func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev .
 			AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`
 	var started, finished any
 	switch {
-	case m.To == store.CallExecuting:
-		started = ms(now)
+	case m.To == store.CallExecuting, m.To == store.CallPending && m.Kind == store.KindDelegation:
+		started = ms(now) // a tool's start, or a sub-agent's
 	case m.From == store.CallExecuting && (m.To == store.CallSucceeded || m.To == store.CallFailed):
 		finished = ms(now)
 	}
