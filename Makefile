@@ -33,14 +33,17 @@ bench:
 	$(GO) run ./cmd/agentctl/testdata/perfdoc < bin/bench.txt > docs/performance.md
 
 # Each fuzz target for a few seconds (FUZZTIME): spec loading, ${{ }}
-# templates, resume data. Seeds live in the tests.
+# templates, resume data. Seeds live in the tests. New inputs are
+# minimized for at most FUZZMIN: a minimization still running when
+# -fuzztime ends is reported as a failure (context deadline exceeded).
 FUZZTIME ?= 5s
+FUZZMIN  ?= 1s
 fuzz:
-	$(GO) test ./spec/ -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./spec/tmpl/ -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./engine/ -run '^$$' -fuzz '^FuzzResumeData$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzDecidedBlocks$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spec/ -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./spec/tmpl/ -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./engine/ -run '^$$' -fuzz '^FuzzResumeData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzDecidedBlocks$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 
 # Man pages, one per command, into man/ (man -l man/agentctl-approve.1).
 man:
