@@ -54,8 +54,17 @@ func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.base.RoundTrip(r)
 		retry := err != nil || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		if !retry || attempt >= t.retries || req.Context().Err() != nil || (req.Body != nil && req.GetBody == nil) {
+		if !retry || attempt >= t.retries || (req.Body != nil && req.GetBody == nil) {
 			return resp, err
+		}
+		if cerr := req.Context().Err(); cerr != nil {
+			// Cancelled after an attempt that would be retried: the
+			// caller gave up, so it gets the cancellation, whichever
+			// of the answer and the cancel came first.
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return nil, cerr
 		}
 		wait := backoff(attempt)
 		if resp != nil {
