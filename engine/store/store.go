@@ -206,6 +206,11 @@ type Decision struct {
 	// call stays pending; the same approver twice is refused
 	// (*ForbiddenError).
 	Needed int
+	// Start, on an approval that leaves its call approved and claims the
+	// run, also moves the call on to executing, in the same transaction:
+	// the approver's process runs it next (the decision and the
+	// durable start of the side effect, one commit). Not stored.
+	Start bool
 }
 
 // ForbiddenError reports a decision the approver policy does not allow.
@@ -286,6 +291,35 @@ type Move struct {
 	Payload       json.RawMessage // when To is pending with KindSuspend
 	ResumeSchema  json.RawMessage // likewise: what resume data must satisfy
 	Deadline      time.Time       // when To is pending: when it expires
+}
+
+// Writes are writes that Apply commits together: a process holds back
+// what need not be durable yet (a model turn's checkpoint, a new run) and
+// commits it with the write that must be (a call's move to executing,
+// the run's suspension), one commit instead of several.
+type Writes struct {
+	// Create are new runs, created first, in order, held by the lease
+	// (as CreateRun).
+	Create []NewRun
+	// Run, when set, is checkpointed next (as Checkpoint), with Calls
+	// added to it.
+	Run   *Run
+	Calls []*Call
+	// Moves are call transitions, made next, in order (as MoveCall).
+	Moves []Move
+	// Suspend, when set, is the run suspended last (as Suspend).
+	Suspend *Run
+}
+
+// Empty reports whether w writes nothing.
+func (w *Writes) Empty() bool {
+	return len(w.Create) == 0 && w.Run == nil && len(w.Calls) == 0 && len(w.Moves) == 0 && w.Suspend == nil
+}
+
+// NewRun is a run to create, with the spec snapshot it runs on.
+type NewRun struct {
+	Run  *Run
+	Spec []byte
 }
 
 // Lease identifies the process advancing a run.
@@ -393,6 +427,14 @@ type Store interface {
 	// to the moment it stored them (the caller can hand them on as
 	// stored); a given At is kept, to the millisecond.
 
+	// Apply makes several writes of a run lease holds in one
+	// transaction, in the order of Writes' fields, all or none: what
+	// CreateRun, Checkpoint, MoveCall and Suspend would each commit, with
+	// the events appended after them. Only Suspend may fail without
+	// undoing the rest: a run that is not idle (see Suspend) is left
+	// running, the other writes are committed, and Apply returns
+	// ErrNotIdle.
+	Apply(ctx context.Context, lease Lease, w Writes, ev ...Event) error
 	// Checkpoint saves a run's state, step, status, output, error and usage, and
 	// adds new calls, in one transaction. A terminal or stalled status
 	// releases the lease.

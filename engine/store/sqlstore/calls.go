@@ -267,53 +267,6 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 	return err
 }
 
-// MoveCall implements store.Store.
-func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
-	now := s.now()
-	// A call's start is its move to executing; its end, its move from
-	// there to a result (an interruption's moment is not the tool's end).
-	const move = `UPDATE calls SET status = ?, result = ?, result_object = ?, kind = ?, payload = COALESCE(?, payload),
-			resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?,
-			started_at = COALESCE(?, started_at), finished_at = ?
-			WHERE run_id = ? AND call_id = ? AND status = ?
-			AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`
-	var started, finished any
-	switch {
-	case m.To == store.CallExecuting, m.To == store.CallPending && m.Kind == store.KindDelegation:
-		started = ms(now) // a tool's start, or a sub-agent's
-	case m.From == store.CallExecuting && (m.To == store.CallSucceeded || m.To == store.CallFailed):
-		finished = ms(now)
-	}
-	args := []any{m.To, m.Result, flag(m.ResultObject), m.Kind, text(m.Payload), text(m.ResumeSchema), msOrNil(m.Deadline), ms(now),
-		started, finished, m.RunID, m.CallID, m.From, m.RunID, lease.Owner}
-	if len(ev) == 0 {
-		// One conditional statement is atomic by itself: no transaction
-		// around it, one round trip (the move to executing, before a
-		// tool starts). A miss goes the long way, to say why.
-		if res, err := s.exec(ctx, move, args...); err != nil {
-			return fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
-		} else if n, err := res.RowsAffected(); err == nil && n == 1 {
-			return nil
-		}
-	}
-	err := s.tx(ctx, func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, move, args...)
-		if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
-			if err := holds(ctx, tx, lease, m.RunID); err != nil {
-				return err
-			}
-			return conflict(ctx, tx, m.RunID, m.CallID)
-		} else if err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, now, ev)
-	})
-	if err != nil {
-		return fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
-	}
-	return nil
-}
-
 // Decide implements store.Store.
 func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease, ev ...store.Event) (bool, error) {
 	if len(ds) == 0 {
@@ -354,8 +307,10 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 			return err
 		}
 		n, err := res.RowsAffected()
-		claimed = n == 1
-		return err
+		if claimed = n == 1; err != nil || !claimed {
+			return err
+		}
+		return started(ctx, tx, now, ds)
 	})
 	var ce *store.ConflictError
 	if errors.As(err, &ce) {
@@ -368,6 +323,22 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 		d.At = fromMS(ms(now))
 	}
 	return claimed, nil
+}
+
+// started moves on to executing the calls decisions approved with Start,
+// in a run the transaction has just claimed.
+func started(ctx context.Context, tx *txn, now time.Time, ds []*store.Decision) error {
+	for _, d := range ds {
+		if !d.Start || d.Action != store.Approve {
+			continue
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE calls SET status = 'executing', started_at = ?, updated_at = ?
+			WHERE run_id = ? AND call_id = ? AND status = 'approved'`, ms(now), ms(now), d.RunID, d.CallID)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decide applies one decision in the caller's transaction, and reports

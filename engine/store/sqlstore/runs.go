@@ -44,48 +44,6 @@ func scanRun(sc scanner, extra ...any) (*store.Run, error) {
 	return &r, nil
 }
 
-// CreateRun implements store.Store.
-func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease store.Lease) error {
-	now := s.now()
-	err := s.tx(ctx, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO specs(hash, body) VALUES(?, ?) ON CONFLICT DO NOTHING`, r.SpecHash, spec); err != nil {
-			return err
-		}
-		if r.RootID == "" {
-			r.RootID = r.ID
-		}
-		if r.Path == nil {
-			r.Path = []string{r.Agent}
-		}
-		path, _ := json.Marshal(r.Path)
-		if len(r.Path) == 1 && r.Path[0] == r.Agent {
-			path = nil
-		}
-		var parent, root any
-		if r.ParentID != "" {
-			parent = r.ParentID
-		}
-		if r.RootID != r.ID {
-			root = r.RootID
-		}
-		var owner, expires any
-		if lease.Owner != "" {
-			owner, expires = lease.Owner, ms(now.Add(lease.TTL))
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
-			ms(now), ms(now), parent, r.ParentCall, root, string(path),
-			r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.StartedBy, owner, expires)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("create run: %w", err)
-	}
-	r.CreatedAt, r.UpdatedAt = fromMS(ms(now)), fromMS(ms(now))
-	return nil
-}
-
 // Run implements store.Store.
 func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
 	var owner string
@@ -208,73 +166,6 @@ func (s *DB) Spec(ctx context.Context, hash string) ([]byte, error) {
 		return nil, &store.NotFoundError{What: "no spec snapshot " + hash}
 	}
 	return body, err
-}
-
-// Checkpoint implements store.Store.
-func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, newCalls []*store.Call, ev ...store.Event) error {
-	now := s.now()
-	err := s.tx(ctx, func(tx *txn) error {
-		owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
-		if r.Status.Stopped() {
-			owner, expires = nil, nil
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, output = ?, error = ?, step = ?, state = ?,
-			model_calls = ?, tokens_in = ?, tokens_out = ?, updated_at = ?, owner = ?, lease_expires = ? WHERE id = ? AND owner = ?`,
-			r.Status, r.Output, r.Error, r.Step, r.State, r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens,
-			ms(now), owner, expires, r.ID, lease.Owner)
-		if err := one(res, err, store.ErrLeaseLost); err != nil {
-			return err
-		}
-		for _, c := range newCalls {
-			_, err := tx.ExecContext(ctx, `INSERT INTO calls(`+callCols+`)
-				VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				r.ID, c.ID, c.Seq, c.Step, c.Tool, string(c.Args), c.Status, c.Kind, c.Result, flag(c.ResultObject),
-				store.EncodeGate(c.Gate), c.GateError, text(c.Payload), text(c.Resume), text(c.ResumeSchema), msOrNil(c.Deadline), ms(now), ms(now),
-				c.Needed, c.Approvals, msOrNil(c.StartedAt), msOrNil(c.FinishedAt))
-			if err != nil {
-				return err
-			}
-			c.RunID, c.CreatedAt, c.UpdatedAt = r.ID, fromMS(ms(now)), fromMS(ms(now))
-		}
-		return appendEvents(ctx, tx, now, ev)
-	})
-	if err != nil {
-		return fmt.Errorf("checkpoint run %s: %w", r.ID, err)
-	}
-	r.UpdatedAt = fromMS(ms(now))
-	return nil
-}
-
-// Suspend implements store.Store.
-func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ...store.Event) error {
-	runID, now := r.ID, s.now()
-	err := s.tx(ctx, func(tx *txn) error {
-		if err := tx.lockRun(ctx, runID); err != nil {
-			return err
-		}
-		var pending, approved int
-		err := tx.QueryRowContext(ctx, `SELECT
-				COALESCE(SUM(CASE WHEN status IN ('pending', 'interrupted') THEN 1 ELSE 0 END), 0),
-				COALESCE(SUM(CASE WHEN status = 'approved' THEN 1 ELSE 0 END), 0)
-			FROM calls WHERE run_id = ?`, runID).Scan(&pending, &approved)
-		if err != nil {
-			return err
-		}
-		if pending == 0 || approved > 0 {
-			return store.ErrNotIdle
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'suspended', owner = NULL, lease_expires = NULL,
-			updated_at = ? WHERE id = ? AND owner = ?`, ms(now), runID, lease.Owner)
-		if err := one(res, err, store.ErrLeaseLost); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, now, ev)
-	})
-	if err != nil {
-		return fmt.Errorf("suspend run %s: %w", runID, err)
-	}
-	r.Status, r.UpdatedAt = store.Suspended, fromMS(ms(now))
-	return nil
 }
 
 // Claim implements store.Store.

@@ -64,6 +64,7 @@ func Run(t *testing.T, b Backend) {
 		{"Stalled", testStalled},
 		{"DecideClaims", testDecideClaims},
 		{"CallLedger", testCallLedger},
+		{"Apply", testApply}, {"DecideStarts", testDecideStarts},
 		{"ResultObject", testResultObject},
 		{"ConcurrentDecide", testConcurrentDecide},
 		{"DecisionKinds", testDecisionKinds},

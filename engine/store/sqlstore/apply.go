@@ -1,0 +1,256 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// The writes of a run: each one a part of a transaction (create,
+// checkpoint, move, suspend), which CreateRun, Checkpoint, MoveCall and
+// Suspend commit alone and Apply commits together.
+
+// Apply implements store.Store.
+func (s *DB) Apply(ctx context.Context, lease store.Lease, w store.Writes, ev ...store.Event) error {
+	now := s.now()
+	var idle error
+	err := s.tx(ctx, func(tx *txn) error {
+		for _, n := range w.Create {
+			if err := createIn(ctx, tx, now, n.Run, n.Spec, lease); err != nil {
+				return fmt.Errorf("create run %s: %w", n.Run.ID, err)
+			}
+		}
+		if w.Run != nil {
+			if err := checkpointIn(ctx, tx, now, lease, w.Run, w.Calls); err != nil {
+				return fmt.Errorf("checkpoint run %s: %w", w.Run.ID, err)
+			}
+		}
+		for _, m := range w.Moves {
+			if err := moveIn(ctx, tx, now, lease, m); err != nil {
+				return fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
+			}
+		}
+		if err := appendEvents(ctx, tx, now, ev); err != nil {
+			return err
+		}
+		if w.Suspend != nil {
+			idle = suspendIn(ctx, tx, now, lease, w.Suspend.ID)
+			if !errors.Is(idle, store.ErrNotIdle) {
+				return idle
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	stamped(now, w)
+	if w.Suspend != nil && idle == nil {
+		w.Suspend.Status, w.Suspend.UpdatedAt = store.Suspended, fromMS(ms(now))
+	}
+	return idle
+}
+
+// stamped sets, in the caller's values, what committing w changed.
+func stamped(now time.Time, w store.Writes) {
+	at := fromMS(ms(now))
+	for _, n := range w.Create {
+		n.Run.CreatedAt, n.Run.UpdatedAt = at, at
+	}
+	if w.Run != nil {
+		w.Run.UpdatedAt = at
+		for _, c := range w.Calls {
+			c.RunID, c.CreatedAt, c.UpdatedAt = w.Run.ID, at, at
+		}
+	}
+}
+
+// CreateRun implements store.Store.
+func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease store.Lease) error {
+	now := s.now()
+	if err := s.tx(ctx, func(tx *txn) error { return createIn(ctx, tx, now, r, spec, lease) }); err != nil {
+		return fmt.Errorf("create run: %w", err)
+	}
+	stamped(now, store.Writes{Create: []store.NewRun{{Run: r}}})
+	return nil
+}
+
+// createIn inserts a new run, and its spec snapshot when new.
+func createIn(ctx context.Context, tx *txn, now time.Time, r *store.Run, spec []byte, lease store.Lease) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO specs(hash, body) VALUES(?, ?) ON CONFLICT DO NOTHING`, r.SpecHash, spec); err != nil {
+		return err
+	}
+	if r.RootID == "" {
+		r.RootID = r.ID
+	}
+	if r.Path == nil {
+		r.Path = []string{r.Agent}
+	}
+	path, _ := json.Marshal(r.Path)
+	if len(r.Path) == 1 && r.Path[0] == r.Agent {
+		path = nil
+	}
+	var parent, root any
+	if r.ParentID != "" {
+		parent = r.ParentID
+	}
+	if r.RootID != r.ID {
+		root = r.RootID
+	}
+	var owner, expires any
+	if lease.Owner != "" {
+		owner, expires = lease.Owner, ms(now.Add(lease.TTL))
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
+		ms(now), ms(now), parent, r.ParentCall, root, string(path),
+		r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.StartedBy, owner, expires)
+	return err
+}
+
+// Checkpoint implements store.Store.
+func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, newCalls []*store.Call, ev ...store.Event) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := checkpointIn(ctx, tx, now, lease, r, newCalls); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, now, ev)
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint run %s: %w", r.ID, err)
+	}
+	stamped(now, store.Writes{Run: r, Calls: newCalls})
+	return nil
+}
+
+// checkpointIn saves a run lease holds and inserts its new calls.
+func checkpointIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, r *store.Run, newCalls []*store.Call) error {
+	owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
+	if r.Status.Stopped() {
+		owner, expires = nil, nil
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, output = ?, error = ?, step = ?, state = ?,
+		model_calls = ?, tokens_in = ?, tokens_out = ?, updated_at = ?, owner = ?, lease_expires = ? WHERE id = ? AND owner = ?`,
+		r.Status, r.Output, r.Error, r.Step, r.State, r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens,
+		ms(now), owner, expires, r.ID, lease.Owner)
+	if err := one(res, err, store.ErrLeaseLost); err != nil {
+		return err
+	}
+	for _, c := range newCalls {
+		_, err := tx.ExecContext(ctx, `INSERT INTO calls(`+callCols+`)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, c.ID, c.Seq, c.Step, c.Tool, string(c.Args), c.Status, c.Kind, c.Result, flag(c.ResultObject),
+			store.EncodeGate(c.Gate), c.GateError, text(c.Payload), text(c.Resume), text(c.ResumeSchema), msOrNil(c.Deadline), ms(now), ms(now),
+			c.Needed, c.Approvals, msOrNil(c.StartedAt), msOrNil(c.FinishedAt))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Suspend implements store.Store.
+func (s *DB) Suspend(ctx context.Context, lease store.Lease, r *store.Run, ev ...store.Event) error {
+	now := s.now()
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := suspendIn(ctx, tx, now, lease, r.ID); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, now, ev)
+	})
+	if err != nil {
+		return fmt.Errorf("suspend run %s: %w", r.ID, err)
+	}
+	r.Status, r.UpdatedAt = store.Suspended, fromMS(ms(now))
+	return nil
+}
+
+// suspendIn marks a run lease holds suspended and releases it, provided
+// it waits on a pending call and has no approved call to run; else
+// store.ErrNotIdle, having changed nothing.
+func suspendIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, runID string) error {
+	if err := tx.lockRun(ctx, runID); err != nil {
+		return err
+	}
+	var pending, approved int
+	err := tx.QueryRowContext(ctx, `SELECT
+			COALESCE(SUM(CASE WHEN status IN ('pending', 'interrupted') THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN status = 'approved' THEN 1 ELSE 0 END), 0)
+		FROM calls WHERE run_id = ?`, runID).Scan(&pending, &approved)
+	if err != nil {
+		return err
+	}
+	if pending == 0 || approved > 0 {
+		return store.ErrNotIdle
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'suspended', owner = NULL, lease_expires = NULL,
+		updated_at = ? WHERE id = ? AND owner = ?`, ms(now), runID, lease.Owner)
+	return one(res, err, store.ErrLeaseLost)
+}
+
+// A call's start is its move to executing; its end, its move from there
+// to a result (an interruption's moment is not the tool's end).
+const moveSQL = `UPDATE calls SET status = ?, result = ?, result_object = ?, kind = ?, payload = COALESCE(?, payload),
+		resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?,
+		started_at = COALESCE(?, started_at), finished_at = ?
+		WHERE run_id = ? AND call_id = ? AND status = ?
+		AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`
+
+// moveArgs are moveSQL's arguments for m.
+func moveArgs(now time.Time, lease store.Lease, m store.Move) []any {
+	var started, finished any
+	switch {
+	case m.To == store.CallExecuting, m.To == store.CallPending && m.Kind == store.KindDelegation:
+		started = ms(now) // a tool's start, or a sub-agent's
+	case m.From == store.CallExecuting && (m.To == store.CallSucceeded || m.To == store.CallFailed):
+		finished = ms(now)
+	}
+	return []any{m.To, m.Result, flag(m.ResultObject), m.Kind, text(m.Payload), text(m.ResumeSchema), msOrNil(m.Deadline), ms(now),
+		started, finished, m.RunID, m.CallID, m.From, m.RunID, lease.Owner}
+}
+
+// MoveCall implements store.Store.
+func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
+	now := s.now()
+	if len(ev) == 0 {
+		// One conditional statement is atomic by itself: no transaction
+		// around it, one round trip (the move to executing, before a
+		// tool starts). A miss goes the long way, to say why.
+		if res, err := s.exec(ctx, moveSQL, moveArgs(now, lease, m)...); err != nil {
+			return fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
+		} else if n, err := res.RowsAffected(); err == nil && n == 1 {
+			return nil
+		}
+	}
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := moveIn(ctx, tx, now, lease, m); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, now, ev)
+	})
+	if err != nil {
+		return fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
+	}
+	return nil
+}
+
+// moveIn makes one transition of a call of a run lease holds: a
+// *store.ConflictError when the call is not in m.From.
+func moveIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, m store.Move) error {
+	res, err := tx.ExecContext(ctx, moveSQL, moveArgs(now, lease, m)...)
+	if err := one(res, err, store.ErrConflict); errors.Is(err, store.ErrConflict) {
+		if err := holds(ctx, tx, lease, m.RunID); err != nil {
+			return err
+		}
+		return conflict(ctx, tx, m.RunID, m.CallID)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
