@@ -192,6 +192,11 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 			b.evs = append(b.evs, decisionEvent(run, c, grant))
 		}
 	}
+	if !d.Detach {
+		if s := startable(a, run, calls, b.ds); s != nil {
+			s.Start, b.started = true, s.CallID
+		}
+	}
 	v, err := e.record(ctx, g, run, b)
 	var fe *store.ForbiddenError
 	if errors.As(err, &fe) {
@@ -250,6 +255,7 @@ type batch struct {
 	detach   bool
 	recorded func() // called once the batch is committed
 	noView   bool   // the caller needs no view of the run
+	started  string // the call the decision starts when it claims the run
 }
 
 // record stores decisions and, when this process thereby holds the run,
@@ -275,7 +281,7 @@ func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, b batch) (*
 		return e.Inspect(ctx, r.ID)
 	}
 	r.Status = store.Running
-	return e.advanceTree(ctx, g, r)
+	return e.advanceTreeHeld(ctx, g, r, held{started: b.started})
 }
 
 // choose picks the calls a decision is about.

@@ -17,14 +17,14 @@ import (
 func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) error {
 	e, g, a, r, st := rn.e, rn.g, rn.a, rn.r, rn.st
 	if depth := len(r.Path); st.MaxDepth > 0 && depth > st.MaxDepth {
-		return rn.settle(ctx, c, store.CallApproved, store.CallFailed,
+		return rn.settle(ctx, c, store.CallFailed,
 			fmt.Sprintf("error: delegation refused: the tree is already %d levels deep (maxDepth %d)", depth, st.MaxDepth))
 	}
 	var args struct {
 		Task string `json:"task"`
 	}
 	if err := json.Unmarshal(c.Args, &args); err != nil {
-		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: invalid arguments: "+err.Error())
+		return rn.settle(ctx, c, store.CallFailed, "error: invalid arguments: "+err.Error())
 	}
 	// Policy flows down: a sub-agent never runs pre-approved because it
 	// was delegated to.
@@ -46,12 +46,10 @@ func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) e
 		Path:       append(append([]string(nil), r.Path...), sub.spec.Name),
 		StartedBy:  r.StartedBy,
 	}
-	if err := e.store.CreateRun(ctx, child, g.snapshot, e.lease); err != nil {
-		return err
-	}
 	p, _ := json.Marshal(map[string]string{"runId": child.ID})
 	m := store.Move{RunID: r.ID, CallID: c.ID, From: store.CallApproved, To: store.CallPending, Kind: store.KindDelegation, Payload: p}
-	if err := e.store.MoveCall(ctx, e.lease, m); err != nil {
+	// The child and the call that waits on it, in one commit.
+	if err := rn.write(ctx, store.Writes{Create: []store.NewRun{{Run: child, Spec: g.snapshot}}, Moves: []store.Move{m}}, 0); err != nil {
 		return err
 	}
 	c.Status, c.Kind, c.Payload = store.CallPending, store.KindDelegation, p
@@ -92,7 +90,12 @@ func outcome(v *RunView) (store.CallStatus, string) {
 // its outcome up its tree; it returns the view of the run or, for a
 // child, of its root.
 func (e *Engine) advanceTree(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
-	v, err := e.advance(ctx, g, r)
+	return e.advanceTreeHeld(ctx, g, r, held{})
+}
+
+// advanceTreeHeld is advanceTree of a run whose runner starts holding h.
+func (e *Engine) advanceTreeHeld(ctx context.Context, g *Graph, r *store.Run, h held) (*RunView, error) {
+	v, err := e.advanceHeld(ctx, g, r, h)
 	if err != nil || r.ParentID == "" {
 		return v, err
 	}

@@ -26,24 +26,24 @@ func (rn *runner) execute(ctx context.Context, c *store.Call) (err error) {
 		if err != nil {
 			return err
 		}
-		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, fmt.Sprintf(
+		return rn.settle(ctx, c, store.CallFailed, fmt.Sprintf(
 			"error: call %s needs approval and has no approval on record; it was not executed (was the database changed outside agentctl? agentctl doctor)", c.ID))
 	}
 	t, err := rn.a.tool(ctx, c.Tool)
 	switch {
 	case err != nil:
-		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: "+err.Error())
+		return rn.settle(ctx, c, store.CallFailed, "error: "+err.Error())
 	case t == nil: // the gate lets none through; a changed spec could
-		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, fmt.Sprintf("error: agent %s has no tool %q", rn.a.spec.Name, c.Tool))
+		return rn.settle(ctx, c, store.CallFailed, fmt.Sprintf("error: agent %s has no tool %q", rn.a.spec.Name, c.Tool))
 	}
 	rn.e.traceArgs(ctx, c, t.tool.Secrets())
 	call := toolkits.Call{RunID: rn.r.ID, CallID: c.ID, Tool: c.Tool, Run: runVars(rn.r)}
 	if err := json.Unmarshal(c.Args, &call.Input); err != nil {
-		return rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: invalid arguments: "+err.Error())
+		return rn.settle(ctx, c, store.CallFailed, "error: invalid arguments: "+err.Error())
 	}
 	if len(c.Resume) > 0 {
 		if err := json.Unmarshal(c.Resume, &call.Resume); err != nil {
-			return rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: invalid resume data: "+err.Error())
+			return rn.settle(ctx, c, store.CallFailed, "error: invalid resume data: "+err.Error())
 		}
 	}
 	// suspend and skip never see env: what they render is stored.
@@ -79,7 +79,7 @@ func (rn *runner) before(ctx context.Context, t *spec.Tool, c *store.Call, env t
 	if sp := t.Suspend; sp != nil {
 		when, err := sp.When.Eval(env)
 		if err != nil {
-			return true, rn.settle(ctx, c, store.CallApproved, store.CallFailed, fmt.Sprintf("error: suspend.when (%s): %v", sp.Pos, err))
+			return true, rn.settle(ctx, c, store.CallFailed, fmt.Sprintf("error: suspend.when (%s): %v", sp.Pos, err))
 		}
 		if when {
 			return true, rn.suspendCall(ctx, t, c, env)
@@ -88,14 +88,14 @@ func (rn *runner) before(ctx context.Context, t *spec.Tool, c *store.Call, env t
 	if sk := t.Skip; sk != nil {
 		when, err := sk.When.Eval(env)
 		if err != nil {
-			return true, rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: skip.when: "+err.Error())
+			return true, rn.settle(ctx, c, store.CallFailed, "error: skip.when: "+err.Error())
 		}
 		if when {
 			out, err := sk.Output.Render(env)
 			if err != nil {
-				return true, rn.settle(ctx, c, store.CallApproved, store.CallFailed, "error: skip.output: "+err.Error())
+				return true, rn.settle(ctx, c, store.CallFailed, "error: skip.output: "+err.Error())
 			}
-			return true, rn.settle(ctx, c, store.CallApproved, store.CallSucceeded, out)
+			return true, rn.settle(ctx, c, store.CallSucceeded, out)
 		}
 	}
 	return false, nil
@@ -106,10 +106,12 @@ func (rn *runner) before(ctx context.Context, t *spec.Tool, c *store.Call, env t
 // tool's secrets are cut out of its result before it is stored.
 func (rn *runner) run(ctx context.Context, tn *toolNode, c *store.Call, call toolkits.Call) error {
 	e, t := rn.e, tn.tool
-	if err := e.store.MoveCall(ctx, e.lease, store.Move{RunID: rn.r.ID, CallID: c.ID, From: store.CallApproved, To: store.CallExecuting}); err != nil {
-		return err
+	if c.Status != store.CallExecuting { // else its decision started it
+		if err := rn.write(ctx, store.Writes{Moves: []store.Move{{RunID: rn.r.ID, CallID: c.ID, From: store.CallApproved, To: store.CallExecuting}}}, 0); err != nil {
+			return err
+		}
+		c.Status = store.CallExecuting
 	}
-	c.Status = store.CallExecuting
 	call.Env = toolkits.EnvOf(t.Secrets())
 	start := time.Now()
 	done := e.working("tool " + c.Tool)
@@ -147,8 +149,8 @@ func (rn *runner) run(ctx context.Context, tn *toolNode, c *store.Call, call too
 
 // settle records a call's outcome, a text result, and reports it as an
 // event.
-func (rn *runner) settle(ctx context.Context, c *store.Call, from, to store.CallStatus, result string) error {
-	return rn.settleMove(ctx, c, store.Move{From: from, To: to, Result: result})
+func (rn *runner) settle(ctx context.Context, c *store.Call, to store.CallStatus, result string) error {
+	return rn.settleMove(ctx, c, store.Move{From: c.Status, To: to, Result: result})
 }
 
 // settleMove records a call's move from m.From to its outcome m.To with
@@ -158,12 +160,10 @@ func (rn *runner) settleMove(ctx context.Context, c *store.Call, m store.Move) e
 	m.RunID, m.CallID = rn.r.ID, c.ID
 	done := *c
 	done.Status, done.Result, done.ResultObject = m.To, m.Result, m.ResultObject
-	evs := []store.Event{resultEvent(rn.r, &done)} // stamped with At as stored
-	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, evs...); err != nil {
+	if err := rn.write(ctx, store.Writes{Moves: []store.Move{m}}, 0, resultEvent(rn.r, &done)); err != nil {
 		return err
 	}
 	*c = done
-	rn.e.emit(evs)
 	return nil
 }
 
@@ -172,7 +172,7 @@ func (rn *runner) settleMove(ctx context.Context, c *store.Call, m store.Move) e
 // of the spec: the call fails, naming the place.
 func (rn *runner) suspendCall(ctx context.Context, t *spec.Tool, c *store.Call, env tmpl.Env) error {
 	sp := t.Suspend
-	fail := func(msg string) error { return rn.settle(ctx, c, store.CallApproved, store.CallFailed, msg) }
+	fail := func(msg string) error { return rn.settle(ctx, c, store.CallFailed, msg) }
 	payload, err := sp.Payload.Eval(env)
 	if err != nil {
 		return fail(fmt.Sprintf("error: suspend.payload (%s): %v", sp.Pos, err))
@@ -184,19 +184,17 @@ func (rn *runner) suspendCall(ctx context.Context, t *spec.Tool, c *store.Call, 
 	if err != nil {
 		return fail("error: suspend.payload: " + err.Error())
 	}
-	m := store.Move{RunID: rn.r.ID, CallID: c.ID, From: store.CallApproved, To: store.CallPending,
+	m := store.Move{RunID: rn.r.ID, CallID: c.ID, From: c.Status, To: store.CallPending,
 		Kind: store.KindSuspend, Payload: p, Deadline: rn.e.deadline(rn.a, t)}
 	fields := ToolCallSuspended{CallID: c.ID, Tool: c.Tool, Args: c.Args, Payload: p}
 	if t.ResumeSchema != nil {
 		fields.ResumeSchema = t.ResumeSchema.Doc
 		m.ResumeSchema, _ = json.Marshal(t.ResumeSchema.Doc)
 	}
-	evs := []store.Event{event(rn.r, fields)} // stamped with At as stored
-	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m, evs...); err != nil {
+	if err := rn.write(ctx, store.Writes{Moves: []store.Move{m}}, 0, event(rn.r, fields)); err != nil {
 		return err
 	}
 	c.Status, c.Kind, c.Payload, c.ResumeSchema, c.Deadline = store.CallPending, store.KindSuspend, p, m.ResumeSchema, m.Deadline
-	rn.e.emit(evs)
 	return nil
 }
 

@@ -49,8 +49,11 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 		st.Messages = append(st.Messages, message{Role: "system", Text: a.spec.Instructions})
 	}
 	st.Messages = append(st.Messages, message{Role: "user", Text: opts.Input})
+	id := e.newRunID()
 	r := &store.Run{
-		ID:        e.newRunID(),
+		ID:        id,
+		RootID:    id, // before it is stored: a sub-agent's run may be created with it
+		Path:      []string{opts.Agent},
 		Agent:     opts.Agent,
 		Status:    store.Running,
 		Input:     opts.Input,
@@ -65,15 +68,19 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 		}
 		return view(r, nil, nil), nil
 	}
-	if err := e.store.CreateRun(ctx, r, g.snapshot, e.lease); err != nil {
-		return nil, err
-	}
-	if opts.Created != nil {
-		opts.Created(r.ID)
-	}
 	e.mu.Lock()
 	e.graphs[g.hash] = g
 	e.mu.Unlock()
+	create := store.Writes{Create: []store.NewRun{{Run: r, Spec: g.snapshot}}}
+	if opts.Created == nil {
+		// No one sees the run's id before its first commit: the run is
+		// created with it (see held).
+		return e.advanceHeld(ctx, g, r, held{w: create})
+	}
+	if err := e.store.CreateRun(ctx, r, g.snapshot, e.lease); err != nil {
+		return nil, err
+	}
+	opts.Created(r.ID)
 	return e.advance(ctx, g, r)
 }
 
@@ -82,7 +89,13 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 // as it left it. Interrupted (ctx done) or stopped (Config.Stop), it
 // releases the run, which stays as last checkpointed for agentctl continue.
 func (e *Engine) advance(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
-	v, err := e.step(ctx, g, r)
+	return e.advanceHeld(ctx, g, r, held{})
+}
+
+// advanceHeld is advance of a run whose runner starts holding h (a new
+// run's creation).
+func (e *Engine) advanceHeld(ctx context.Context, g *Graph, r *store.Run, h held) (*RunView, error) {
+	v, err := e.step(ctx, g, r, h)
 	var child *InterruptedError // a sub-agent's run, stopped within this one's step
 	if err != nil && (ctx.Err() != nil || errors.Is(err, errStopped) || errors.As(err, &child)) {
 		stopped := &InterruptedError{RunID: r.RootID}
@@ -129,10 +142,13 @@ func (e *Engine) Continue(ctx context.Context, runID string) (*RunView, error) {
 	if err := e.ready(g, t.root); err != nil {
 		return nil, usagef("continue run %s: %v: nothing was changed", r.ID, err)
 	}
+	// Leased as the store counts it: to the millisecond, the expiry
+	// included (else, in that millisecond, Claim finds the run held).
+	leased := r.Owner != "" && !r.Expires.Before(e.now().Truncate(time.Millisecond))
 	switch {
-	case r.Owner != "" && r.Expires.After(e.now()) && !HolderDead(r.Owner):
+	case leased && !HolderDead(r.Owner):
 		return nil, conflictf("run %s is being advanced by %s (lease until %s)", r.ID, r.Owner, r.Expires.Format(time.RFC3339))
-	case r.Owner != "" && r.Expires.After(e.now()):
+	case leased:
 		err = e.store.Takeover(ctx, e.lease, r.ID, r.Owner)
 	default:
 		err = e.store.Claim(ctx, e.lease, r.ID, r.Status)

@@ -23,13 +23,15 @@ type runner struct {
 	// other processes only decide pending calls, which Suspend detects.
 	calls []*store.Call
 
+	held held // written, not yet committed (see hold.go)
+
 	grants       []string // tools approved for the rest of the run
 	grantsLoaded bool
 	latency      time.Duration // of the last model call
 }
 
 // step is advance without the handling of interruption.
-func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, error) {
+func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run, h held) (*RunView, error) {
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
 	stop := e.heartbeat(ctx, r.ID)
@@ -42,13 +44,22 @@ func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run) (*RunView, er
 	if err != nil {
 		return nil, err
 	}
-	calls, err := e.store.Calls(ctx, r.ID)
-	if err != nil {
-		return nil, err
+	var calls []*store.Call
+	if len(h.w.Create) == 0 { // a new run has none
+		if calls, err = e.store.Calls(ctx, r.ID); err != nil {
+			return nil, err
+		}
 	}
 	ctx, span := e.startAgent(ctx, r, st)
-	rn := &runner{e: e, g: g, a: a, r: r, st: st, calls: calls}
+	rn := &runner{e: e, g: g, a: a, r: r, st: st, calls: calls, held: h}
 	v, err := rn.loop(ctx)
+	if err != nil {
+		// Interrupted, or stopped: what is held is committed, so that the
+		// run is released as last seen.
+		if ferr := rn.flush(context.WithoutCancel(ctx)); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}
 	endAgent(span, v, err)
 	return v, err
 }
@@ -69,6 +80,16 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 			return nil, errStopped
 		}
 		turn := slices.DeleteFunc(slices.Clone(rn.calls), func(c *store.Call) bool { return c.Step != r.Step })
+		if id := rn.held.started; id != "" {
+			// Started by the decision that claimed the run: run it first.
+			rn.held.started = ""
+			if i := slices.IndexFunc(turn, func(c *store.Call) bool { return c.ID == id }); i >= 0 && turn[i].Status == store.CallExecuting {
+				if err := rn.execute(ctx, turn[i]); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
 		if c := find(turn, store.CallApproved); c != nil {
 			if err := rn.execute(ctx, c); err != nil {
 				return nil, err
@@ -91,7 +112,10 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 			return v, err
 		}
 		if max := rn.a.spec.MaxSteps; r.Step-rn.st.TurnStart >= max {
-			return rn.e.fail(ctx, r, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, rn.a.spec.Name, max))
+			if err := rn.fail(ctx, fmt.Errorf("%w: agent %s allows %d model turns", ErrMaxSteps, rn.a.spec.Name, max)); err != nil {
+				return nil, err
+			}
+			return view(r, nil, nil), nil
 		}
 		if err := rn.turn(ctx); err != nil {
 			return nil, err
@@ -104,7 +128,7 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 // goes on.
 func (rn *runner) suspend(ctx context.Context) (v *RunView, again bool, err error) {
 	e, r := rn.e, rn.r
-	err = e.store.Suspend(ctx, e.lease, r)
+	err = rn.write(ctx, store.Writes{Suspend: r}, 0)
 	if errors.Is(err, store.ErrNotIdle) {
 		rn.calls, err = e.store.Calls(ctx, r.ID)
 		return nil, err == nil, err
@@ -135,7 +159,7 @@ func (rn *runner) interrupt(ctx context.Context, c *store.Call, why string) erro
 	if t := rn.a.decl(c.Tool); t != nil && t.Idempotent {
 		m.To, m.Kind, m.Result = store.CallApproved, "", ""
 	}
-	if err := rn.e.store.MoveCall(ctx, rn.e.lease, m); err != nil {
+	if err := rn.write(ctx, store.Writes{Moves: []store.Move{m}}, 0); err != nil {
 		return err
 	}
 	c.Status, c.Kind, c.Result = m.To, m.Kind, m.Result
@@ -157,4 +181,18 @@ func (rn *runner) granted(ctx context.Context, tool string) (bool, error) {
 
 // fail ends the run with an error and reports only whether that was
 // recorded.
-func (rn *runner) fail(ctx context.Context, cause error) error { return rn.e.failErr(ctx, rn.r, cause) }
+func (rn *runner) fail(ctx context.Context, cause error) error {
+	return rn.end(ctx, store.Failed, cause.Error())
+}
+
+// end ends the run (failed, or stalled) with why, committed with the
+// event that reports it and what the runner holds, and releases it.
+func (rn *runner) end(ctx context.Context, status store.Status, why string) error {
+	r := rn.r
+	r.Status, r.Error = status, why
+	ev := event(r, ErrorEvent{Error: why}) // stamped with At as stored
+	if status == store.Stalled {
+		ev = event(r, StalledEvent{Error: why})
+	}
+	return rn.write(context.WithoutCancel(ctx), store.Writes{Run: r}, 0, ev)
+}

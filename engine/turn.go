@@ -78,7 +78,7 @@ func (e *finalError) Error() string { return e.msg }
 // is kept, the lease released, and no worker takes the run by itself;
 // agentctl continue asks the model again from this checkpoint.
 func (rn *runner) stall(ctx context.Context, cause error) error {
-	return rn.e.end(ctx, rn.r, store.Stalled, cause.Error())
+	return rn.end(ctx, store.Stalled, cause.Error())
 }
 
 // generate is every model call of a run: the run's model (run --model
@@ -205,10 +205,14 @@ func (rn *runner) commit(ctx context.Context, ans *answer) error {
 		r.Status, r.Output = store.Completed, ans.text
 		ans.evs = append(ans.evs, event(r, Finish{Output: r.Output}))
 	}
-	if err := rn.e.store.Checkpoint(ctx, rn.e.lease, r, ans.calls, ans.evs...); err != nil {
+	w := store.Writes{Run: r, Calls: ans.calls}
+	if len(ans.calls) > 0 && len(rn.held.evs) == 0 {
+		// Not durable yet: the call's move to executing, or the run's
+		// suspension, commits it (see held).
+		rn.hold(w, ans.live, ans.evs...)
+	} else if err := rn.write(ctx, w, ans.live, ans.evs...); err != nil {
 		return err
 	}
-	rn.e.emit(ans.evs[ans.live:])
 	rn.calls = append(rn.calls, ans.calls...)
 	return nil
 }

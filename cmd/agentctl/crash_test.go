@@ -64,6 +64,16 @@ func TestCrash(t *testing.T) {
 	if out, err := agentctl("migrate").CombinedOutput(); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, out)
 	}
+	// Kills land anywhere in a process's life: from its start to past
+	// its end, as long as an unkilled run and approve take here.
+	t0 := time.Now()
+	agentctl("run", "a", "-f", "spec.yaml", "--input", "calibrate").Run() // exits 3: suspended
+	t1 := time.Now()
+	if out, err := agentctl("approve", runsIn(t, agentctl, "suspended")[0]).CombinedOutput(); err != nil {
+		t.Fatalf("calibrate: %v\n%s", err, out)
+	}
+	span := max(t1.Sub(t0), time.Since(t1))
+	span = span * 3 / 2
 	killed := 0
 	for killed < kills {
 		var cmd *exec.Cmd
@@ -75,7 +85,7 @@ func TestCrash(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond) // a random moment, not a synchronisation
+		time.Sleep(time.Duration(rng.Int64N(int64(span)))) // a random moment, not a synchronisation
 		if cmd.Process.Kill() == nil {
 			killed++
 		}
@@ -131,14 +141,25 @@ func TestCrash(t *testing.T) {
 		t.Fatalf("doctor after ending every run: %v\n%s", err, out)
 	}
 
-	// No call's side effect happened twice.
+	// No call's side effect happened twice, and none of a run that was
+	// not stored: a run commits before its first tool starts.
 	log, _ := os.ReadFile(filepath.Join(dir, "ran.log"))
 	seen := map[string]bool{}
+	stored := map[string]bool{}
+	for _, id := range runsIn(t, agentctl, "") {
+		stored[id] = true
+	}
 	for _, l := range strings.Fields(string(log)) {
 		if seen[l] {
 			t.Errorf("%s ran twice", l)
 		}
 		seen[l] = true
+		if id, _, _ := strings.Cut(l, "/"); !stored[id] {
+			t.Errorf("%s ran, and its run is not in the database", l)
+		}
+	}
+	if len(seen) < kills/10 {
+		t.Errorf("%d side effects in %d kills: the kills land too early to test anything (span %v)", len(seen), kills, span)
 	}
 	t.Logf("%d processes killed (seed %d), %d runs ended, %d side effects", killed, seed, len(runsIn(t, agentctl, "")), len(seen))
 }

@@ -111,6 +111,29 @@ func (r *recorder) Settle(ctx context.Context, l store.Lease, m store.Move, ev .
 	return r.Store.Settle(ctx, l, m, ev...)
 }
 
+func (r *recorder) Apply(ctx context.Context, l store.Lease, w store.Writes, ev ...store.Event) error {
+	n := eventBytes(ev)
+	for _, c := range w.Create {
+		n += runBytes(c.Run)
+	}
+	if w.Run != nil {
+		n += runBytes(w.Run)
+	}
+	for _, c := range w.Calls {
+		n += len(c.Args) + len(c.Result) + len(c.ID) + len(c.Tool)
+	}
+	for _, m := range w.Moves {
+		n += len(m.Result) + len(m.Payload)
+	}
+	r.note(n)
+	return r.Store.Apply(ctx, l, w, ev...)
+}
+
+func (r *recorder) Decide(ctx context.Context, ds []*store.Decision, l store.Lease, ev ...store.Event) (bool, error) {
+	r.note(eventBytes(ev))
+	return r.Store.Decide(ctx, ds, l, ev...)
+}
+
 func (r *recorder) Claim(ctx context.Context, l store.Lease, id string, from ...store.Status) error {
 	r.note(len(id))
 	return r.Store.Claim(ctx, l, id, from...)
@@ -156,24 +179,35 @@ func floorRun(db *sql.DB, sizes []int, body []byte) error {
 }
 
 // txProfile runs perfSpec once through a recorder and returns the sizes
-// of its write transactions.
-func txProfile() ([]int, error) {
+// of its write transactions to suspension, and how many transactions its
+// approval then commits to completion.
+func txProfile() ([]int, int, error) {
 	dir, err := os.MkdirTemp("", "agentctl-profile")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer os.RemoveAll(dir)
 	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "profile.db"), sqlite.Options{})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer db.Close()
 	rec := &recorder{Store: db}
-	v, err := engine.New(rec, engine.Config{}).Start(context.Background(), perfGraph(), engine.StartOptions{Agent: "oncall", Input: "nginx is down"})
+	e := engine.New(rec, engine.Config{})
+	v, err := e.Start(context.Background(), perfGraph(), engine.StartOptions{Agent: "oncall", Input: "nginx is down"})
 	if err == nil && v.Status != store.Suspended {
 		err = fmt.Errorf("profile run: %s", v.Status)
 	}
-	return rec.txs, err
+	if err != nil {
+		return nil, 0, err
+	}
+	run := rec.txs
+	rec.txs = nil
+	v, err = e.Decide(context.Background(), engine.Decision{RunID: v.RunID, Action: store.Approve, OSUser: "bench"})
+	if err == nil && v.Status != store.Completed {
+		err = fmt.Errorf("profile approve: %s", v.Status)
+	}
+	return run, len(rec.txs), err
 }
 
 // BenchmarkRunToSuspension times, in process, a run from Start to its
@@ -193,7 +227,7 @@ func BenchmarkRunToSuspension(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer fdb.Close()
-	sizes, err := txProfile()
+	sizes, approveTxs, err := txProfile()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -219,6 +253,7 @@ func BenchmarkRunToSuspension(b *testing.B) {
 	b.ReportMetric(float64(tf.Microseconds())/float64(b.N), "floor-us")
 	b.ReportMetric(float64(te)/float64(tf), "ratio")
 	b.ReportMetric(float64(len(sizes)), "txs/run")
+	b.ReportMetric(float64(approveTxs), "txs/approve")
 }
 
 // BenchmarkThroughput runs perfSpec to suspension as fast as it goes from
@@ -322,7 +357,7 @@ func benchChild() int {
 			return err
 		}
 	case "floor":
-		sizes, err := txProfile()
+		sizes, _, err := txProfile()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
