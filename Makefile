@@ -11,7 +11,7 @@ DEMO_DB := $(CURDIR)/bin/demo.db
 .PHONY: build test bench crash fuzz demo screenshots man clean
 
 build:
-	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false)
+	$(GO) build -buildvcs=auto -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false); no symbol table or DWARF, no local paths: 31 MB instead of 44
 
 # gofmt check, vet, then every test (testscript scenarios included) under
 # the race detector (cmd/agentctl alone takes about ten minutes on 2 cores,
