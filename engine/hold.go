@@ -68,7 +68,7 @@ func (rn *runner) flush(ctx context.Context) error {
 // approver's process will run first, whose decision may therefore start
 // it (store.Decision.Start): the approved call of the run's latest turn
 // with the lowest sequence number, when it is a plain tool, with no
-// suspend or skip condition that could keep it from running. "" for
+// suspend or skip condition that could keep it from running; nil for
 // none.
 func startable(a *agentNode, r *store.Run, calls []*store.Call, ds []*store.Decision) *store.Decision {
 	if r.Status != store.Suspended {
