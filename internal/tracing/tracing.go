@@ -2,8 +2,10 @@
 // environment variables, and only from them: OTEL_EXPORTER_OTLP_ENDPOINT
 // (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), OTEL_EXPORTER_OTLP_HEADERS,
 // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER,
-// OTEL_TRACES_EXPORTER and OTEL_SDK_DISABLED. Spans are exported over
-// OTLP/HTTP (protobuf). Tracing is off unless an endpoint is set.
+// OTEL_TRACES_EXPORTER and OTEL_SDK_DISABLED, with the exporter's
+// timeout, compression and certificate variables (each also in its
+// OTEL_EXPORTER_OTLP_TRACES_ form). Spans are exported over OTLP/HTTP
+// (protobuf). Tracing is off unless an endpoint is set.
 package tracing
 
 import (
@@ -12,7 +14,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -59,7 +61,11 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (tra
 	if err != nil || off {
 		return nil, nop, err
 	}
-	exp, err := otlptracehttp.New(ctx) // endpoint, headers, timeout and TLS from the environment
+	c, err := newClient(getenv) // endpoint, headers, timeout, compression and TLS
+	if err != nil {
+		return nil, nop, err
+	}
+	exp, err := otlptrace.New(ctx, c)
 	if err != nil {
 		return nil, nop, fmt.Errorf("traces: %w", err)
 	}
