@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/internal/duration"
@@ -54,7 +55,7 @@ type SlackTarget struct {
 var ErrNoBot = errors.New("posting to a slack channel needs the slack: section of agentctl serve's configuration (botToken)")
 
 // channelPattern is a Slack channel id or name.
-var channelPattern = regexp.MustCompile(`^#?[A-Za-z0-9_-]+$`)
+var channelPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#?[A-Za-z0-9_-]+$`) })
 
 // Types returns every Type, in the order they are documented.
 func Types() []Type { return []Type{Approval, Suspend, Expired, Completed, Failed} }
@@ -67,12 +68,12 @@ const (
 )
 
 // envRef is the one placeholder a notify value may be.
-var envRef = regexp.MustCompile(`^\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`) })
 
 // EnvName returns the variable a value names as ${{ env.NAME }}, and
 // whether it is such a placeholder.
 func EnvName(v string) (string, bool) {
-	m := envRef.FindStringSubmatch(strings.TrimSpace(v))
+	m := envRef().FindStringSubmatch(strings.TrimSpace(v))
 	if m == nil {
 		return "", false
 	}
@@ -159,7 +160,7 @@ func (t Target) checkSlack(add func(field, format string, args ...any)) {
 		switch {
 		case strings.Contains(s.Channel, "${{"):
 			add("slack.channel", "a channel id is no secret: write it as it is, such as C0123ABCD, not as a placeholder")
-		case len(s.Channel) > 80 || !channelPattern.MatchString(s.Channel):
+		case len(s.Channel) > 80 || !channelPattern().MatchString(s.Channel):
 			add("slack.channel", "want a channel id such as C0123ABCD: 1 to 80 letters, digits, '-' and '_', '#' only first")
 		}
 	default:

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -175,13 +176,13 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 }
 
 // yamlLine finds "line N" in a yaml.v3 message.
-var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+): (.*)`) })
 
 // yamlErr places a yaml.v3 error at its line.
 func yamlErr(path string, err error) *spec.Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return &spec.Error{Pos: spec.Pos{File: path, Line: n}, Msg: strings.TrimSpace(m[2])}
 	}

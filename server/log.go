@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/token"
@@ -37,7 +38,7 @@ func infoOf(r *http.Request) *reqInfo {
 func requestID(r *http.Request) string { return infoOf(r).id }
 
 // saneID is a request id a client may choose.
-var saneID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+var saneID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`) })
 
 // recorder notes the status a handler wrote.
 type recorder struct {
@@ -86,7 +87,7 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		info := &reqInfo{id: r.Header.Get("X-Request-Id")}
 		// An id that may hold a token (pasted by mistake, in any case or
 		// with any separator) is never logged.
-		if !saneID.MatchString(info.id) || strings.Contains(strings.ToLower(info.id), strings.TrimSuffix(token.Prefix, "_")) {
+		if !saneID().MatchString(info.id) || strings.Contains(strings.ToLower(info.id), strings.TrimSuffix(token.Prefix, "_")) {
 			var b [8]byte
 			rand.Read(b[:])
 			info.id = hex.EncodeToString(b[:])

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -33,7 +34,7 @@ type SlackConfig struct {
 
 // slackUserID is the shape of a Slack user id (U..., or W... in an
 // Enterprise Grid).
-var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
+var slackUserID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`) })
 
 // checkSlack validates the slack: section, and the notify targets that
 // post to a channel through its bot.
@@ -54,7 +55,7 @@ func (c *Config) checkSlack(p *checker, root *yaml.Node) {
 		users := find(n, "users")
 		for _, id := range sortedKeys(sc.Users) {
 			at := orNode(keyNode(users, id), users)
-			if !slackUserID.MatchString(id) {
+			if !slackUserID().MatchString(id) {
 				p.add(at, "slack.users: %q is not a Slack user id (U or W, then capitals and digits, such as U024BE7LH)", id)
 			}
 			if err := names.Check(sc.Users[id]); err != nil {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -31,16 +32,18 @@ func IsDSN(s string) bool { return IsURL(s) || IsKeyValue(s) }
 // IsKeyValue reports whether s is libpq key=value settings: its first
 // word is a setting's name followed by "=". Whether every key is one
 // PostgreSQL knows is for Check.
-func IsKeyValue(s string) bool { return kvStart.MatchString(s) }
+func IsKeyValue(s string) bool { return kvStart().MatchString(s) }
 
 var (
-	kvStart   = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
-	kvPair    = regexp.MustCompile(`([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)*)`)
-	urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	kvStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`) })
+	kvPair  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)*)`)
+	})
+	urlScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`) })
 	// postgres: or postgresql: without the two slashes of a URL
-	pgNoSlashes = regexp.MustCompile(`^(?i)(postgres(?:ql)?):(?:/?[^/]|$)`)
+	pgNoSlashes = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i)(postgres(?:ql)?):(?:/?[^/]|$)`) })
 	// a password in a URL's query or in key=value settings
-	queryPW = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#]*`)
+	queryPW = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#]*`) })
 )
 
 // keywords are the connection settings libpq (and pgx) know.
@@ -70,7 +73,7 @@ func Check(s string) error {
 	case IsURL(s):
 		return checkURL(s)
 	case IsKeyValue(s):
-		for _, m := range kvPair.FindAllStringSubmatch(s, -1) {
+		for _, m := range kvPair().FindAllStringSubmatch(s, -1) {
 			if !keywords[strings.ToLower(m[1])] {
 				return fmt.Errorf("database %q: %w: unknown setting %q; %s (write ./%s for a file of that name)",
 					Redact(s), ErrBadDSN, m[1], Accepted, Redact(firstWord(s)))
@@ -81,12 +84,12 @@ func Check(s string) error {
 		}
 		return nil
 	}
-	if m := pgNoSlashes.FindStringSubmatch(s); m != nil {
+	if m := pgNoSlashes().FindStringSubmatch(s); m != nil {
 		// Not a file name anyone means: it would print its password in
 		// "directory ... does not exist".
 		return fmt.Errorf("database string %s...: %w: a PostgreSQL URL starts %s://; %s", m[1]+":", ErrBadDSN, m[1], Accepted)
 	}
-	if m := urlScheme.FindStringSubmatch(s); m != nil {
+	if m := urlScheme().FindStringSubmatch(s); m != nil {
 		return fmt.Errorf("database %q: %w: unknown scheme %q; %s", Redact(s), ErrBadDSN, m[1], Accepted)
 	}
 	return nil
@@ -124,8 +127,8 @@ func firstWord(s string) string {
 // parse is masked more, not less.
 func Redact(dsn string) string {
 	const mask = "xxxxx"
-	if IsURL(dsn) || urlScheme.MatchString(dsn) {
-		dsn = queryPW.ReplaceAllString(dsn, "${1}"+mask)
+	if IsURL(dsn) || urlScheme().MatchString(dsn) {
+		dsn = queryPW().ReplaceAllString(dsn, "${1}"+mask)
 		i := strings.Index(dsn, "://") + 3
 		if at := strings.LastIndex(dsn[i:], "@"); at >= 0 {
 			info := dsn[i : i+at]
@@ -138,8 +141,8 @@ func Redact(dsn string) string {
 	if IsKeyValue(dsn) {
 		// A value shows only under a key known to hold no secret: a
 		// mistyped "passwrd" hides its value too.
-		return kvPair.ReplaceAllStringFunc(dsn, func(pair string) string {
-			m := kvPair.FindStringSubmatch(pair)
+		return kvPair().ReplaceAllStringFunc(dsn, func(pair string) string {
+			m := kvPair().FindStringSubmatch(pair)
 			if k := strings.ToLower(m[1]); keywords[k] && k != "password" && k != "sslpassword" {
 				return pair
 			}
@@ -177,11 +180,11 @@ func secrets(dsn string) []string {
 	}
 	switch {
 	case IsURL(dsn):
-		for _, m := range queryPW.FindAllStringIndex(dsn, -1) {
+		for _, m := range queryPW().FindAllStringIndex(dsn, -1) {
 			_, v, _ := strings.Cut(dsn[m[0]:m[1]], "=")
 			add(v)
 		}
-		rest := queryPW.ReplaceAllString(dsn[strings.Index(dsn, "://")+3:], "${1}")
+		rest := queryPW().ReplaceAllString(dsn[strings.Index(dsn, "://")+3:], "${1}")
 		if at := strings.LastIndex(rest, "@"); at >= 0 {
 			if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
 				add(pw)
@@ -193,7 +196,7 @@ func secrets(dsn string) []string {
 			}
 		}
 	case IsKeyValue(dsn):
-		for _, m := range kvPair.FindAllStringSubmatch(dsn, -1) {
+		for _, m := range kvPair().FindAllStringSubmatch(dsn, -1) {
 			if k := strings.ToLower(m[1]); k == "password" || k == "sslpassword" {
 				v := strings.Trim(m[2], "'")
 				add(v)
