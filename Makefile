@@ -8,7 +8,7 @@ GO      ?= go
 BIN     := bin/agentctl
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test bench crash fuzz demo screenshots man clean
+.PHONY: build test bench scale crash fuzz demo screenshots man clean
 
 build:
 	$(GO) build -buildvcs=auto -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false); no symbol table or DWARF, no local paths: 31 MB instead of 44
@@ -31,6 +31,16 @@ bench:
 	$(GO) test -run '^$$' -bench '^Benchmark(Throughput|BytesPerSuspendedRun)' -benchtime 1x ./cmd/agentctl/ | tee -a bin/bench.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkHTTPApprov' -benchtime 500x ./cmd/agentctl/ | tee -a bin/bench.txt
 	$(GO) run ./cmd/agentctl/testdata/perfdoc < bin/bench.txt > docs/performance.md
+
+# Scale, long (about 40 minutes, 35 GB free in the temporary directory):
+# cold run, approve and list --status suspended on SQLite databases of
+# 100k and 10M runs and PostgreSQL ones of 100k and 1M, seeded with bulk
+# SQL; writes docs/scale.md. Not part of bench or CI (build tag scale).
+scale:
+	@mkdir -p bin
+	@start=$$(date +%s); \
+	$(GO) test -tags scale -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 3h ./cmd/agentctl/ | tee bin/scale.txt && \
+	$(GO) run ./cmd/agentctl/testdata/scaledoc -elapsed $$(( $$(date +%s) - start )) < bin/scale.txt > docs/scale.md
 
 # Each fuzz target for a few seconds (FUZZTIME): spec loading, ${{ }}
 # templates, resume data. Seeds live in the tests. New inputs are

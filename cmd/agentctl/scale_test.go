@@ -141,6 +141,7 @@ func scaleBench(b *testing.B, sizes []int, seed func(int) *scaleDB) {
 				b.ReportMetric(float64(m)/float64(median(times[0][c])), c+"-ratio")
 			}
 			b.ReportMetric(d.seed.Seconds(), "seed-s")
+			b.ReportMetric(float64(reps), "rounds")
 			b.ReportMetric(float64(d.bytes)/float64(d.runs)*1e6, "bytes/Mruns")
 		})
 	}

@@ -1,0 +1,164 @@
+// Command scaledoc turns the output of make scale's go test -bench run
+// (standard input) into docs/scale.md (standard output), and prints the
+// table to standard error. -elapsed is make scale's wall time in seconds.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// size is one database's figures: unit to value.
+type size struct {
+	runs int
+	vals map[string]float64
+}
+
+var benchLine = regexp.MustCompile(`^BenchmarkScale/(\w+)/runs=(\d+)(-\d+)?\s+\d+\s+(.*)$`)
+
+// parse returns each backend's sizes in the order met, and the CPU line.
+func parse(r io.Reader) (map[string][]size, []string, string) {
+	m := map[string][]size{}
+	var order []string
+	cpu := ""
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "cpu: "); ok {
+			cpu = strings.TrimSpace(v)
+		}
+		g := benchLine.FindStringSubmatch(line)
+		if g == nil {
+			continue
+		}
+		runs, _ := strconv.Atoi(g[2])
+		f := strings.Fields(g[4])
+		vals := map[string]float64{}
+		for i := 0; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				vals[f[i+1]] = v
+			}
+		}
+		if _, ok := m[g[1]]; !ok {
+			order = append(order, g[1])
+		}
+		m[g[1]] = append(m[g[1]], size{runs, vals})
+	}
+	return m, order, cpu
+}
+
+// count writes a run count short: 100k, 10M.
+func count(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+var names = map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}
+
+var commands = []struct{ unit, name string }{
+	{"run", "cold `run` to suspension"},
+	{"approve", "cold `approve` to completion"},
+	{"list", "cold `list --status suspended`"},
+}
+
+// table makes the markdown table: per backend, each command's median at
+// the smallest and the largest size and their ratio; then the bytes per
+// million runs and the seeding time at each size.
+func table(m map[string][]size, order []string) string {
+	var t strings.Builder
+	t.WriteString("| backend | measure | smallest | largest | ratio |\n| --- | --- | --- | --- | --- |\n")
+	for _, k := range order {
+		sz := m[k]
+		lo, hi := sz[0], sz[len(sz)-1]
+		name := names[k]
+		for _, c := range commands {
+			fmt.Fprintf(&t, "| %s | %s (median), %s vs %s runs | %.1f ms | %.1f ms | %.2f× |\n", name, c.name, count(lo.runs), count(hi.runs),
+				lo.vals[c.unit+"-ms"], hi.vals[c.unit+"-ms"], hi.vals[c.unit+"-ratio"])
+		}
+		fmt.Fprintf(&t, "| %s | database bytes per million runs | %.2f GB | %.2f GB | |\n", name, lo.vals["bytes/Mruns"]/1e9, hi.vals["bytes/Mruns"]/1e9)
+		fmt.Fprintf(&t, "| %s | seeding time | %s | %s | |\n", name, secs(lo.vals["seed-s"]), secs(hi.vals["seed-s"]))
+	}
+	return t.String()
+}
+
+func secs(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
+}
+
+func main() {
+	elapsed := flag.Int("elapsed", 0, "make scale's wall time, seconds")
+	flag.Parse()
+	m, order, cpu := parse(os.Stdin)
+	if len(order) == 0 {
+		fmt.Fprintln(os.Stderr, "scaledoc: no BenchmarkScale results on standard input")
+		os.Exit(1)
+	}
+	t := table(m, order)
+	fmt.Fprint(os.Stderr, t)
+	goVersion := runtime.Version()
+	if out, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
+		goVersion = strings.TrimSpace(string(out))
+	}
+	took := "unknown"
+	if *elapsed > 0 {
+		took = (time.Duration(*elapsed) * time.Second).String()
+	}
+	fmt.Printf(doc, time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, goVersion, took, t, int(m[order[0]][0].vals["rounds"]))
+}
+
+const doc = `# Scale
+
+Written by ` + "`make scale`" + ` on %s. Machine: %s, %d cores, %s/%s, %s.
+The whole of make scale (seeding included) took %s.
+
+Does any command's cost grow with the history a database holds? Each
+command is timed on a small database and a large one, alternately, and
+the medians are compared: a ratio near 1 means no per-command cost grows
+with history.
+
+%s
+## Method
+
+- **Databases**: SQLite files of 100,000 and 10,000,000 runs;
+  PostgreSQL 15 databases of 100,000 and 1,000,000 runs on the
+  benchmark's throwaway loopback server (fsync off). Each gets its
+  schema, and two runs of an agent (a scripted model whose first turn
+  calls a tool, executed, and whose second calls one that needs
+  approval), from the engine: one left suspended, one approved to
+  completion. Bulk SQL then copies those two runs' rows (the run, its
+  calls, events and decisions) under new ids, in id order and in
+  batches of 500,000 runs, into the real schema and its indexes: 1,000
+  runs at every size are copies of the suspended one, spread over the
+  history, and the rest of the completed one. SQLite is seeded without
+  a journal or syncing, then put back in WAL mode; PostgreSQL with
+  triggers and foreign key checks off (` + "`session_replication_role = replica`" + `),
+  then ` + "`VACUUM (ANALYZE)`" + `, as autovacuum would in time.
+- **Commands**: each an agentctl process, from start to exit, built
+  as make build builds it: ` + "`agentctl run`" + ` of the same agent until it
+  suspends (exit 3), ` + "`agentctl approve RUNID`" + ` of a seeded suspended run
+  (the approved tool runs, the model's last turn, the run completes)
+  and ` + "`agentctl list --status suspended`" + ` (the newest 50 waiting),
+  each with ` + "`--db`" + ` naming the file or the ` + "`postgres://`" + ` URL. Each round
+  times every command on every size of a backend in turn; %d rounds,
+  and the medians are compared.
+- **Size**: the SQLite file (no WAL left: seeding ends by leaving
+  journal mode OFF for WAL) and ` + "`pg_database_size`" + ` after seeding, per
+  million runs.
+- The databases are removed at the end. Sizes and rounds can be set
+  for a quick try: ` + "`SCALE_SQLITE=2000,20000 SCALE_PG=2000,20000 SCALE_REPS=3 make scale`" + `
+  (that writes this file too).
+`
