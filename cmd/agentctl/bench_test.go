@@ -264,3 +264,27 @@ func BenchmarkColdRunToSuspension(b *testing.B) {
 	b.ReportMetric(float64(f.Microseconds())/1000, "floor-ms")
 	b.ReportMetric(float64(r)/float64(f), "ratio")
 }
+
+// BenchmarkColdHelp times `agentctl --help` from process start to exit
+// against the floor that links the JSON Schema library (floorjs, which
+// opens the database and reads one row), alternately: what every
+// command pays before it does anything of its own.
+func BenchmarkColdHelp(b *testing.B) {
+	dir, err := binaries()
+	if err != nil {
+		b.Fatal(err)
+	}
+	path, _ := benchDB(b, 1)
+	agentctl, floorJS := filepath.Join(dir, "agentctl"), filepath.Join(dir, "floor-jsonschema")
+	var tH, tJ []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tJ = append(tJ, timeCmd(b, 0, floorJS, path))
+		tH = append(tH, timeCmd(b, 0, agentctl, "--help"))
+	}
+	b.StopTimer()
+	h, j := median(tH), median(tJ)
+	b.ReportMetric(float64(h.Microseconds())/1000, "help-ms")
+	b.ReportMetric(float64(j.Microseconds())/1000, "floorjs-ms")
+	b.ReportMetric(float64(h)/float64(j), "ratio")
+}
