@@ -487,6 +487,12 @@ type Store interface {
 	// returns nil when there is none. Of several workers, each claims a
 	// different run.
 	ClaimWork(ctx context.Context, lease Lease, agent string) (*Run, error)
+	// ClaimStart is ClaimWork that also returns the claimed run's calls
+	// and starts the call its holder runs first, when that needs nothing
+	// evaluated first (see Plain), all in one transaction: on
+	// PostgreSQL one statement, one round trip. It returns nil when
+	// there is no work.
+	ClaimStart(ctx context.Context, lease Lease, agent string, plain []Plain) (*Claimed, error)
 	// Beat records that a worker is alive, and deletes the workers that
 	// aged out (see WorkerAgeOut); Gone that it stopped.
 	Beat(ctx context.Context, w Worker) error

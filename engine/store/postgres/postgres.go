@@ -60,6 +60,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		Dollar:     true,
 		LockRun:    true,
 		SkipLocked: true,
+		WriteCTE:   true,
 		XID:        true,
 		Classify:   classify,
 	}

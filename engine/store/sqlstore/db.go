@@ -29,6 +29,9 @@ type Dialect struct {
 	// SkipLocked makes workers skip runs another worker is claiming
 	// (FOR UPDATE SKIP LOCKED) instead of waiting for them.
 	SkipLocked bool
+	// WriteCTE: statements may write in WITH (PostgreSQL), and
+	// ClaimStart is one statement; else it is one transaction.
+	WriteCTE bool
 	// Cache keeps prepared statements (SQLite, one connection; pgx
 	// caches its own per connection).
 	Cache bool

@@ -23,6 +23,22 @@ var agedOut = fmt.Sprintf(`seen_at < CAST(? AS BIGINT) - %d * lease_ms`, store.W
 // atomic without a transaction around it, and costs one round trip.
 func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*store.Run, error) {
 	now := s.now()
+	q, args := s.claim(now, lease, agent)
+	r, err := scanRun(s.queryRow(ctx, q+` RETURNING `+runCols, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim work: %w", s.Classify(err))
+	}
+	r.Owner, r.Expires = lease.Owner, fromMS(ms(now.Add(lease.TTL)))
+	return r, nil
+}
+
+// claim is the UPDATE that claims one run of work for lease (agent, when
+// set, limiting it to trees whose root runs that agent), without its
+// RETURNING, and its arguments.
+func (s *DB) claim(now time.Time, lease store.Lease, agent string) (string, []any) {
 	pick := `SELECT id FROM runs WHERE ` + work
 	args := []any{lease.Owner, ms(now.Add(lease.TTL)), ms(now), ms(now)}
 	if agent != "" {
@@ -33,16 +49,8 @@ func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*s
 	if s.d.SkipLocked {
 		pick += ` FOR UPDATE SKIP LOCKED`
 	}
-	r, err := scanRun(s.queryRow(ctx, `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ?
-		WHERE id = (`+pick+`) RETURNING `+runCols, args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("claim work: %w", s.Classify(err))
-	}
-	r.Owner, r.Expires = lease.Owner, fromMS(ms(now.Add(lease.TTL)))
-	return r, nil
+	return `UPDATE runs SET status = 'running', owner = ?, lease_expires = ?, ready = 0, updated_at = ?
+		WHERE id = (` + pick + `)`, args
 }
 
 // Beat implements store.Store.

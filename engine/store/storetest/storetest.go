@@ -77,6 +77,7 @@ func Run(t *testing.T, b Backend) {
 		{"ReadTree", testReadTree},
 		{"Work", testWork},
 		{"WorkRace", testWorkRace},
+		{"ClaimStart", testClaimStart}, {"ClaimStartRace", testClaimStartRace},
 		{"Workers", testWorkers},
 		{"WorkersAgeOut", testWorkersAgeOut},
 		{"Tokens", testTokens},
