@@ -39,7 +39,7 @@ bench:
 scale:
 	@mkdir -p bin
 	@start=$$(date +%s); \
-	$(GO) test -tags scale -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 3h ./cmd/agentctl/ | tee bin/scale.txt && \
+	$(GO) test -v -tags scale -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 3h ./cmd/agentctl/ | tee bin/scale.txt && \
 	$(GO) run ./cmd/agentctl/testdata/scaledoc -elapsed $$(( $$(date +%s) - start )) < bin/scale.txt > docs/scale.md
 
 # Each fuzz target for a few seconds (FUZZTIME): spec loading, ${{ }}

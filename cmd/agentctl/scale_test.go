@@ -48,9 +48,9 @@ func scaleSizes(b *testing.B, name string, def ...int) []int {
 }
 
 // scaleReps is how many times each command is timed at each size
-// ($SCALE_REPS, default 21).
+// ($SCALE_REPS, default 41).
 func scaleReps(b *testing.B) int {
-	n, err := strconv.Atoi(cmpOr(os.Getenv("SCALE_REPS"), "21"))
+	n, err := strconv.Atoi(cmpOr(os.Getenv("SCALE_REPS"), "41"))
 	if err != nil || n < 1 || n > len(pendingIDs(scaleSuspended)) {
 		b.Fatalf("SCALE_REPS=%q: want 1 to %d", os.Getenv("SCALE_REPS"), len(pendingIDs(scaleSuspended)))
 	}
@@ -82,6 +82,11 @@ type scaleDB struct {
 // and the bytes on disk per million runs. Run with -benchtime 1x.
 func BenchmarkScale(b *testing.B) {
 	b.Cleanup(stopPG)
+	b.Cleanup(func() { // the binaries built for it
+		if dir, err := binaries(); err == nil {
+			os.RemoveAll(dir)
+		}
+	})
 	b.Run("sqlite", func(b *testing.B) {
 		sizes := scaleSizes(b, "SCALE_SQLITE", 100_000, 10_000_000)
 		scaleBench(b, sizes, func(n int) *scaleDB { return seedSQLite(b, n) })
@@ -119,7 +124,12 @@ func scaleBench(b *testing.B, sizes []int, seed func(int) *scaleDB) {
 	}
 	for r := 0; r < reps; r++ {
 		for _, c := range cmds {
-			for i, d := range dbs {
+			for j := range dbs {
+				i := j
+				if r%2 == 1 { // each size goes first in every other round
+					i = len(dbs) - 1 - j
+				}
+				d := dbs[i]
 				var t time.Duration
 				switch c {
 				case "run":
@@ -209,70 +219,93 @@ var (
 // decisions: every table with a run_id, and runs) total times with new
 // ids 00F..., ordered before any real run's, every total/scaleSuspended-th
 // one the suspended template's and the rest the completed one's, in
-// batches, each table's rows in id order. The runs' times are spread a
-// second apart back from the templates'. conn is one connection: the
+// batches, each table's rows in id order. conn is one connection: the
 // templates go into temporary tables.
-func seedRuns(ctx context.Context, conn *sql.Conn, d dialect, total int, completed, suspended string) error {
+func seedRuns(ctx context.Context, conn *sql.Conn, d dialect, total int, completed, suspended string, logf func(string, ...any)) error {
 	names, err := queryStrings(ctx, conn, d.tables)
 	if err != nil {
 		return err
 	}
-	every := total / scaleSuspended
-	pick := fmt.Sprintf("CASE WHEN n.i %% %d = 0 THEN '%s' ELSE '%s' END", every, suspended, completed)
-	var stmts []func(lo, hi int) string
 	names = append([]string{"runs"}, slices.DeleteFunc(names, func(s string) bool { return s == "runs" })...)
+	var stmts []string
 	for _, name := range names {
-		cols, err := columns(ctx, conn, name)
+		q, err := copyQuery(ctx, conn, d, name, total, completed, suspended, logf)
 		if err != nil {
 			return err
 		}
-		key := "run_id"
-		if name == "runs" {
-			key = "id"
-		} else if !slices.Contains(cols, "run_id") {
-			continue
+		if q != "" {
+			stmts = append(stmts, q)
 		}
-		order := ""
-		if slices.Contains(cols, "id") && name != "runs" {
-			order = " ORDER BY id"
-		} else if slices.Contains(cols, "call_id") {
-			order = " ORDER BY seq"
-		}
-		tmpl := "tmpl_" + name
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TEMP TABLE %s AS SELECT * FROM %s WHERE %s IN ('%s', '%s')%s",
-			tmpl, name, key, completed, suspended, order)); err != nil {
-			return fmt.Errorf("seed: template of %s: %w", name, err)
-		}
-		var into, sel []string
-		for _, c := range cols {
-			switch {
-			case c == key || name == "runs" && c == "root_id":
-				sel = append(sel, d.newID)
-			case c == "id": // an identity: numbered by the insert
-				continue
-			case name == "runs" && (c == "created_at" || c == "updated_at"):
-				sel = append(sel, fmt.Sprintf("t.%s - (%d - n.i) * 1000", c, total))
-			default:
-				sel = append(sel, "t."+c)
-			}
-			into = append(into, c)
-		}
-		from := fmt.Sprintf("FROM n CROSS JOIN %s t WHERE t.%s = %s", tmpl, key, pick)
-		if d.ordered {
-			from = fmt.Sprintf("FROM n CROSS JOIN LATERAL (SELECT * FROM %s t WHERE t.%s = %s%s) t", tmpl, key, pick, order)
-		}
-		q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s %s", name, strings.Join(into, ", "), strings.Join(sel, ", "), from)
-		stmts = append(stmts, func(lo, hi int) string { return d.series(lo, hi) + q })
 	}
 	const batch = 500_000
 	for lo := 1; lo <= total; lo += batch {
-		for _, s := range stmts {
-			if _, err := conn.ExecContext(ctx, s(lo, min(lo+batch-1, total))); err != nil {
+		for _, q := range stmts {
+			if _, err := conn.ExecContext(ctx, d.series(lo, min(lo+batch-1, total))+q); err != nil {
 				return fmt.Errorf("seed: runs %d-: %w", lo, err)
 			}
 		}
 	}
 	return nil
+}
+
+// copyQuery puts the template runs' rows of table name in a temporary
+// table and returns the INSERT that copies them for each n.i of a series
+// the caller prepends: the run's id (runs.id, root_id, run_id) made from
+// n.i, an identity column left to the insert, the runs' times spread a
+// second apart back from the templates'. It returns "" for a table
+// without runs' rows.
+func copyQuery(ctx context.Context, conn *sql.Conn, d dialect, name string, total int, completed, suspended string, logf func(string, ...any)) (string, error) {
+	cols, err := columns(ctx, conn, name)
+	if err != nil {
+		return "", err
+	}
+	key := "run_id"
+	if name == "runs" {
+		key = "id"
+	} else if !slices.Contains(cols, "run_id") {
+		return "", nil
+	}
+	order := ""
+	if slices.Contains(cols, "id") && name != "runs" {
+		order = " ORDER BY id"
+	} else if slices.Contains(cols, "call_id") {
+		order = " ORDER BY seq"
+	}
+	tmpl := "tmpl_" + name
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TEMP TABLE %s AS SELECT * FROM %s WHERE %s IN ('%s', '%s')%s",
+		tmpl, name, key, completed, suspended, order)); err != nil {
+		return "", fmt.Errorf("seed: template of %s: %w", name, err)
+	}
+	var nc, ns int
+	count := fmt.Sprintf("SELECT (SELECT count(*) FROM %[1]s WHERE %[2]s = '%[3]s'), (SELECT count(*) FROM %[1]s WHERE %[2]s = '%[4]s')",
+		tmpl, key, completed, suspended)
+	if err := conn.QueryRowContext(ctx, count).Scan(&nc, &ns); err != nil {
+		return "", fmt.Errorf("seed: template of %s: %w", name, err)
+	}
+	if nc+ns == 0 {
+		return "", nil
+	}
+	logf("%s: %d rows per completed run, %d per suspended run", name, nc, ns)
+	var into, sel []string
+	for _, c := range cols {
+		switch {
+		case c == key || name == "runs" && c == "root_id":
+			sel = append(sel, d.newID)
+		case c == "id": // an identity: numbered by the insert
+			continue
+		case name == "runs" && (c == "created_at" || c == "updated_at"):
+			sel = append(sel, fmt.Sprintf("t.%s - (%d - n.i) * 1000", c, total))
+		default:
+			sel = append(sel, "t."+c)
+		}
+		into = append(into, c)
+	}
+	pick := fmt.Sprintf("CASE WHEN n.i %% %d = 0 THEN '%s' ELSE '%s' END", total/scaleSuspended, suspended, completed)
+	from := fmt.Sprintf("FROM n CROSS JOIN %s t WHERE t.%s = %s", tmpl, key, pick)
+	if d.ordered {
+		from = fmt.Sprintf("FROM n CROSS JOIN LATERAL (SELECT * FROM %s t WHERE t.%s = %s%s) t", tmpl, key, pick, order)
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s %s", name, strings.Join(into, ", "), strings.Join(sel, ", "), from), nil
 }
 
 // queryStrings returns the first column of a query's rows.
@@ -338,7 +371,7 @@ func seedSQLite(b *testing.B, total int) *scaleDB {
 			b.Fatalf("PRAGMA %s: %v", p, err)
 		}
 	}
-	if err := seedRuns(ctx, conn, sqliteDialect, total, completed, suspended); err != nil {
+	if err := seedRuns(ctx, conn, sqliteDialect, total, completed, suspended, b.Logf); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA journal_mode = WAL"); err != nil {
@@ -379,10 +412,13 @@ func seedPG(b *testing.B, total int) *scaleDB {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "SET session_replication_role = replica"); err != nil {
-		b.Fatal(err)
+	for _, q := range []string{"SET session_replication_role = replica", "SET maintenance_work_mem = '512MB'",
+		"ALTER SYSTEM SET max_wal_size = '8GB'", "SELECT pg_reload_conf()"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
 	}
-	if err := seedRuns(ctx, conn, pgDialect, total, completed, suspended); err != nil {
+	if err := seedRuns(ctx, conn, pgDialect, total, completed, suspended, b.Logf); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := conn.ExecContext(ctx, "VACUUM (ANALYZE)"); err != nil {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,16 +26,22 @@ type size struct {
 
 var benchLine = regexp.MustCompile(`^BenchmarkScale/(\w+)/runs=(\d+)(-\d+)?\s+\d+\s+(.*)$`)
 
-// parse returns each backend's sizes in the order met, and the CPU line.
-func parse(r io.Reader) (map[string][]size, []string, string) {
+var rowsLine = regexp.MustCompile(`scale_test\.go:\d+: (\w+: \d+ rows per completed run, \d+ per suspended run)`)
+
+// parse returns each backend's sizes in the order met, the CPU line and
+// the seeding's rows per run of each table (the -v log's lines), once.
+func parse(r io.Reader) (map[string][]size, []string, string, []string) {
 	m := map[string][]size{}
-	var order []string
+	var order, rows []string
 	cpu := ""
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		if v, ok := strings.CutPrefix(line, "cpu: "); ok {
 			cpu = strings.TrimSpace(v)
+		}
+		if g := rowsLine.FindStringSubmatch(line); g != nil && !slices.Contains(rows, g[1]) {
+			rows = append(rows, g[1])
 		}
 		g := benchLine.FindStringSubmatch(line)
 		if g == nil {
@@ -53,7 +60,7 @@ func parse(r io.Reader) (map[string][]size, []string, string) {
 		}
 		m[g[1]] = append(m[g[1]], size{runs, vals})
 	}
-	return m, order, cpu
+	return m, order, cpu, rows
 }
 
 // count writes a run count short: 100k, 10M.
@@ -102,7 +109,7 @@ func secs(s float64) string {
 func main() {
 	elapsed := flag.Int("elapsed", 0, "make scale's wall time, seconds")
 	flag.Parse()
-	m, order, cpu := parse(os.Stdin)
+	m, order, cpu, rows := parse(os.Stdin)
 	if len(order) == 0 {
 		fmt.Fprintln(os.Stderr, "scaledoc: no BenchmarkScale results on standard input")
 		os.Exit(1)
@@ -117,7 +124,7 @@ func main() {
 	if *elapsed > 0 {
 		took = (time.Duration(*elapsed) * time.Second).String()
 	}
-	fmt.Printf(doc, time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, goVersion, took, t, int(m[order[0]][0].vals["rounds"]))
+	fmt.Printf(doc, time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, goVersion, took, t, strings.Join(rows, "; "), int(m[order[0]][0].vals["rounds"]))
 }
 
 const doc = `# Scale
@@ -146,7 +153,8 @@ with history.
   history, and the rest of the completed one. SQLite is seeded without
   a journal or syncing, then put back in WAL mode; PostgreSQL with
   triggers and foreign key checks off (` + "`session_replication_role = replica`" + `),
-  then ` + "`VACUUM (ANALYZE)`" + `, as autovacuum would in time.
+  then ` + "`VACUUM (ANALYZE)`" + `, as autovacuum would in time. Rows
+  copied per run, by table: %s.
 - **Commands**: each an agentctl process, from start to exit, built
   as make build builds it: ` + "`agentctl run`" + ` of the same agent until it
   suspends (exit 3), ` + "`agentctl approve RUNID`" + ` of a seeded suspended run
