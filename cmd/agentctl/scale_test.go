@@ -250,10 +250,10 @@ func seedRuns(ctx context.Context, conn *sql.Conn, d dialect, total int, complet
 
 // copyQuery puts the template runs' rows of table name in a temporary
 // table and returns the INSERT that copies them for each n.i of a series
-// the caller prepends: the run's id (runs.id, root_id, run_id) made from
-// n.i, an identity column left to the insert, the runs' times spread a
-// second apart back from the templates'. It returns "" for a table
-// without runs' rows.
+// the caller prepends: the run's id (runs.id, run_id) made from n.i (a
+// root run's root_id stays NULL), an identity column left to the insert,
+// the runs' times spread a second apart back from the templates'. It
+// returns "" for a table without runs' rows.
 func copyQuery(ctx context.Context, conn *sql.Conn, d dialect, name string, total int, completed, suspended string, logf func(string, ...any)) (string, error) {
 	cols, err := columns(ctx, conn, name)
 	if err != nil {
@@ -289,7 +289,7 @@ func copyQuery(ctx context.Context, conn *sql.Conn, d dialect, name string, tota
 	var into, sel []string
 	for _, c := range cols {
 		switch {
-		case c == key || name == "runs" && c == "root_id":
+		case c == key:
 			sel = append(sel, d.newID)
 		case c == "id": // an identity: numbered by the insert
 			continue
