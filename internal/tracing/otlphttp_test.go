@@ -3,9 +3,12 @@ package tracing
 import (
 	"compress/gzip"
 	"context"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -201,5 +204,34 @@ func TestUploadTimeout(t *testing.T) {
 	err = c.UploadTraces(context.Background(), spans("x"))
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("got %v, want the last 503 once the timeout leaves no time to retry", err)
+	}
+}
+
+// TestUploadTLS: a collector whose certificate a CA file names is
+// trusted; without it, the export fails.
+func TestUploadTLS(t *testing.T) {
+	col := &collector{}
+	srv := httptest.NewTLSServer(col)
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := newClient(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.UploadTraces(context.Background(), spans("x")); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("got %v, want an unknown authority refused", err)
+	}
+	trusted, err := newClient(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": ca}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trusted.UploadTraces(context.Background(), spans("x")); err != nil {
+		t.Fatal(err)
+	}
+	if len(col.bodies) != 1 {
+		t.Errorf("%d exports reached the collector, want 1", len(col.bodies))
 	}
 }
