@@ -133,6 +133,8 @@ type Engine struct {
 
 	mu     sync.Mutex
 	graphs map[string]*Graph // compiled snapshots by hash
+	plain  []store.Plain     // the graphs' plain tools, gathered (plainTools)
+	plainN int               // of that many graphs
 	quiet  map[string]bool   // snapshots by hash that name no notify target (Notify)
 }
 
@@ -225,6 +227,23 @@ func (e *Engine) graph(ctx context.Context, hash string) (*Graph, error) {
 	e.graphs[hash] = g
 	e.mu.Unlock()
 	return g, nil
+}
+
+// plainTools are the tools of the graphs this engine has compiled whose
+// calls a worker's claim may start (store.Plain); a run of a snapshot
+// not compiled yet has none started by its claim. The slice is shared:
+// read only.
+func (e *Engine) plainTools() []store.Plain {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.plainN != len(e.graphs) { // graphs are only added
+		var all []store.Plain
+		for _, g := range e.graphs {
+			all = append(all, g.plain...)
+		}
+		e.plain, e.plainN = all, len(e.graphs)
+	}
+	return e.plain
 }
 
 // Holder names the engine's process as its leases do: HolderDead tells

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agentctl/agentctl/engine/model"
+	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
 	"github.com/agentctl/agentctl/toolkits/builtin"
@@ -25,6 +26,9 @@ type Graph struct {
 	hash     string // sha256 of snapshot
 	agents   map[string]*agentNode
 	models   map[string]*modelNode
+	// plain are the tools of its agents whose calls a worker's claim may
+	// start (store.Plain).
+	plain []store.Plain
 }
 
 type agentNode struct {
@@ -128,6 +132,13 @@ func Compile(s *spec.Spec, models model.Registry, kits toolkits.Table) (*Graph, 
 		n.subs = map[string]*agentNode{}
 		for _, sub := range n.spec.Agents {
 			n.subs[sub] = g.agents[sub]
+		}
+	}
+	for name, n := range g.agents {
+		for _, k := range n.kits {
+			if n.plain(k.spec.Name) {
+				g.plain = append(g.plain, store.Plain{SpecHash: g.hash, Agent: name, Decl: k.spec.Name})
+			}
 		}
 	}
 	return g, nil

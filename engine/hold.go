@@ -22,9 +22,14 @@ type held struct {
 	w    store.Writes
 	evs  []store.Event
 	live int // the leading events of evs, shown live already
-	// started is a call the decision that claimed the run moved on to
-	// executing (store.Decision.Start): the runner runs it first.
+	// started is a call the decision or the worker's claim that claimed
+	// the run moved on to executing (store.Decision.Start,
+	// store.Claimed): the runner runs it first.
 	started string
+	// calls, when read, are the run's calls as its claim read them
+	// (store.Claimed): the runner starts with them.
+	calls []*store.Call
+	read  bool
 }
 
 // hold keeps writes and their events for the runner's next commit; live
@@ -89,10 +94,7 @@ func startable(a *agentNode, r *store.Run, calls []*store.Call, ds []*store.Deci
 	if first == nil {
 		return nil
 	}
-	if _, sub := a.subs[first.Tool]; sub {
-		return nil
-	}
-	if t := a.decl(first.Tool); t == nil || t.Suspend != nil || t.Skip != nil {
+	if !a.plain(first.Tool) {
 		return nil
 	}
 	return dec

@@ -227,19 +227,25 @@ func (e *Engine) end(ctx context.Context, r *store.Run, status store.Status, why
 
 // Work claims one run a worker should advance (see store.ClaimWork) and
 // advances it as far as it goes; ok is false when there was none. agent,
-// when set, limits it to trees whose root runs that agent.
+// when set, limits it to trees whose root runs that agent. The claim
+// reads the run's calls and, when the call to run first is a plain
+// tool's, starts it (store.ClaimStart): claim, read and start, one round
+// trip.
 func (e *Engine) Work(ctx context.Context, agent string) (v *RunView, ok bool, err error) {
-	r, err := e.store.ClaimWork(ctx, e.lease, agent)
-	if err != nil || r == nil {
+	w, err := e.store.ClaimStart(ctx, e.lease, agent, e.plainTools())
+	if err != nil || w == nil {
 		return nil, false, err
 	}
+	r := w.Run
 	g, err := e.graph(ctx, r.SpecHash)
 	if err != nil {
 		// A run this build cannot continue: leave it to another.
 		_ = e.store.Release(context.WithoutCancel(ctx), e.lease, r.ID)
 		return nil, true, fmt.Errorf("work on run %s: %w", r.ID, err)
 	}
-	v, err = e.advanceTree(ctx, g, r)
+	// A call the claim started is of a graph compiled already (plainTools):
+	// the graph was found, and the runner runs the call first.
+	v, err = e.advanceTreeHeld(ctx, g, r, held{started: w.Started, calls: w.Calls, read: true})
 	if err != nil {
 		return nil, true, fmt.Errorf("work on run %s: %w", r.ID, err)
 	}

@@ -44,8 +44,8 @@ func (e *Engine) step(ctx context.Context, g *Graph, r *store.Run, h held) (*Run
 	if err != nil {
 		return nil, err
 	}
-	var calls []*store.Call
-	if len(h.w.Create) == 0 { // a new run has none
+	calls := h.calls
+	if len(h.w.Create) == 0 && !h.read { // a new run has none
 		if calls, err = e.store.Calls(ctx, r.ID); err != nil {
 			return nil, err
 		}
@@ -76,12 +76,11 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 		if r.Status.Stopped() {
 			return view(r, nil, nil), nil
 		}
-		if rn.e.stopping() {
-			return nil, errStopped
-		}
 		turn := slices.DeleteFunc(slices.Clone(rn.calls), func(c *store.Call) bool { return c.Step != r.Step })
 		if id := rn.held.started; id != "" {
-			// Started by the decision that claimed the run: run it first.
+			// Started by the decision or the claim that claimed the run:
+			// run it first. Its start is committed, so it is the step in
+			// flight, run even when the engine is asked to stop.
 			rn.held.started = ""
 			if i := slices.IndexFunc(turn, func(c *store.Call) bool { return c.ID == id }); i >= 0 && turn[i].Status == store.CallExecuting {
 				if err := rn.execute(ctx, turn[i]); err != nil {
@@ -89,6 +88,9 @@ func (rn *runner) loop(ctx context.Context) (*RunView, error) {
 				}
 				continue
 			}
+		}
+		if rn.e.stopping() {
+			return nil, errStopped
 		}
 		if c := find(turn, store.CallApproved); c != nil {
 			if err := rn.execute(ctx, c); err != nil {

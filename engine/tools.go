@@ -95,6 +95,18 @@ func (a *agentNode) decl(tool string) *spec.Tool {
 	return nil
 }
 
+// plain reports whether a call of the agent's tool runs with nothing
+// evaluated first: a tool, not a sub-agent, whose declaration has no
+// suspend or skip condition. Its start may then be committed before
+// the runner reaches it (by a decision, or a worker's claim).
+func (a *agentNode) plain(tool string) bool {
+	if _, sub := a.subs[tool]; sub {
+		return false
+	}
+	t := a.decl(tool)
+	return t != nil && t.Suspend == nil && t.Skip == nil
+}
+
 // offered is what a model is told of a tool: its name, description and
 // input schema, with the values of the tool's secrets cut out. A server
 // may put what it was given in its env into what it lists (an MCP

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,26 +12,42 @@ import (
 	"github.com/agentctl/agentctl/engine/store/postgres"
 )
 
-// execTimer is a Store that notes when a call starts executing.
+// execTimer is a Store that notes when a call starts executing: by its
+// own move, or in the claim of its run.
 type execTimer struct {
 	store.Store
-	at chan time.Time
+	at     chan time.Time
+	claims atomic.Int64 // calls started in their run's claim
 }
 
 func (s *execTimer) MoveCall(ctx context.Context, l store.Lease, m store.Move, ev ...store.Event) error {
 	err := s.Store.MoveCall(ctx, l, m, ev...)
 	if err == nil && m.To == store.CallExecuting {
-		select {
-		case s.at <- time.Now():
-		default:
-		}
+		s.started()
 	}
 	return err
 }
 
+func (s *execTimer) ClaimStart(ctx context.Context, l store.Lease, agent string, plain []store.Plain) (*store.Claimed, error) {
+	w, err := s.Store.ClaimStart(ctx, l, agent, plain)
+	if err == nil && w != nil && w.Started != "" {
+		s.claims.Add(1)
+		s.started()
+	}
+	return w, err
+}
+
+func (s *execTimer) started() {
+	select {
+	case s.at <- time.Now():
+	default:
+	}
+}
+
 // BenchmarkWorkerWakeup (PostgreSQL): a worker waiting on LISTEN, woken
 // by the NOTIFY a detached approval sends, from its wake-up to the start
-// of the approved call's execution (claim, load, ledger transition);
+// of the approved call's execution (the claim, the read of the run's
+// calls and the ledger transition: one statement, ClaimStart);
 // against a bare LISTEN/NOTIFY round trip between two connections,
 // alternately. It reports medians and 99th percentiles.
 func BenchmarkWorkerWakeup(b *testing.B) {
@@ -119,6 +136,7 @@ func BenchmarkWorkerWakeup(b *testing.B) {
 	b.ReportMetric(us(quantile(rt, 0.5)), "notify-us")
 	b.ReportMetric(us(quantile(rt, 0.99)), "notify-p99-us")
 	b.ReportMetric(float64(quantile(wake, 0.5))/float64(quantile(rt, 0.5)), "ratio")
+	b.ReportMetric(float64(rec.claims.Load())/float64(b.N), "started-in-claim")
 }
 
 func quantile(ds []time.Duration, q float64) time.Duration {
