@@ -32,7 +32,7 @@ bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkHTTPApprov' -benchtime 500x ./cmd/agentctl/ | tee -a bin/bench.txt
 	$(GO) run ./cmd/agentctl/testdata/perfdoc < bin/bench.txt > docs/performance.md
 
-# Scale, long (about 40 minutes, 35 GB free in the temporary directory):
+# Scale, long (about 15 minutes on 2 cores; 40 GB free in the temporary directory):
 # cold run, approve and list --status suspended on SQLite databases of
 # 100k and 10M runs and PostgreSQL ones of 100k and 1M, seeded with bulk
 # SQL; writes docs/scale.md. Not part of bench or CI (build tag scale).
