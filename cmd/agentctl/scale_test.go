@@ -8,6 +8,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -50,22 +51,16 @@ func scaleSizes(b *testing.B, name string, def ...int) []int {
 // scaleReps is how many times each command is timed at each size
 // ($SCALE_REPS, default 41).
 func scaleReps(b *testing.B) int {
-	n, err := strconv.Atoi(cmpOr(os.Getenv("SCALE_REPS"), "41"))
+	n, err := strconv.Atoi(cmp.Or(os.Getenv("SCALE_REPS"), "41"))
 	if err != nil || n < 1 || n > len(pendingIDs(scaleSuspended)) {
 		b.Fatalf("SCALE_REPS=%q: want 1 to %d", os.Getenv("SCALE_REPS"), len(pendingIDs(scaleSuspended)))
 	}
 	return n
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // scaleDB is one seeded database: its --db value, how many runs it holds,
-// and the suspended runs that approve takes, in order.
+// the suspended runs that approve takes, in order, how long seeding took
+// and its size on disk after.
 type scaleDB struct {
 	dsn     string
 	runs    int
@@ -111,12 +106,12 @@ func scaleBench(b *testing.B, sizes []int, seed func(int) *scaleDB) {
 	if err := os.WriteFile(specFile, []byte(perfSpec), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	reps := scaleReps(b)
 	dbs := make([]*scaleDB, len(sizes))
 	for i, n := range sizes {
 		dbs[i] = seed(n)
 		b.Logf("%d runs: seeded in %s, %d bytes", n, dbs[i].seed.Round(time.Second), dbs[i].bytes)
 	}
-	reps := scaleReps(b)
 	cmds := []string{"run", "approve", "list"}
 	times := make([]map[string][]time.Duration, len(dbs))
 	for i := range times {
