@@ -19,31 +19,9 @@ func (s *DB) Apply(ctx context.Context, lease store.Lease, w store.Writes, ev ..
 	now := s.now()
 	var idle error
 	err := s.tx(ctx, func(tx *txn) error {
-		for _, n := range w.Create {
-			if err := createIn(ctx, tx, now, n.Run, n.Spec, lease); err != nil {
-				return fmt.Errorf("create run %s: %w", n.Run.ID, err)
-			}
-		}
-		if w.Run != nil {
-			if err := checkpointIn(ctx, tx, now, lease, w.Run, w.Calls); err != nil {
-				return fmt.Errorf("checkpoint run %s: %w", w.Run.ID, err)
-			}
-		}
-		for _, m := range w.Moves {
-			if err := moveIn(ctx, tx, now, lease, m); err != nil {
-				return fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
-			}
-		}
-		if err := appendEvents(ctx, tx, now, ev); err != nil {
-			return err
-		}
-		if w.Suspend != nil {
-			idle = suspendIn(ctx, tx, now, lease, w.Suspend.ID)
-			if !errors.Is(idle, store.ErrNotIdle) {
-				return idle
-			}
-		}
-		return nil
+		var err error
+		idle, err = applyIn(ctx, tx, now, lease, w, ev)
+		return err
 	})
 	if err != nil {
 		return err
@@ -53,6 +31,53 @@ func (s *DB) Apply(ctx context.Context, lease store.Lease, w store.Writes, ev ..
 		w.Suspend.Status, w.Suspend.UpdatedAt = store.Suspended, fromMS(ms(now))
 	}
 	return idle
+}
+
+// applyIn writes w in tx, as CreateRun, Checkpoint, MoveCall and Suspend
+// would one after the other, writing a run's row once where they would
+// write it twice: a run created and checkpointed together is inserted as
+// checkpointed; a run checkpointed and then suspended is updated once,
+// suspended or, when not idle (store.ErrNotIdle, returned as idle), as
+// checkpointed.
+func applyIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, w store.Writes, ev []store.Event) (idle, err error) {
+	update := w.Run != nil
+	for _, n := range w.Create {
+		created := n.Run == w.Run
+		if err := createIn(ctx, tx, now, n.Run, n.Spec, lease, created && n.Run.Status.Stopped()); err != nil {
+			return nil, fmt.Errorf("create run %s: %w", n.Run.ID, err)
+		}
+		update = update && !created
+	}
+	last := update && w.Suspend != nil && w.Suspend.ID == w.Run.ID
+	if last {
+		// Its row's lock first, as the checkpoint's update would take it.
+		if err := tx.lockRun(ctx, w.Run.ID); err != nil {
+			return nil, fmt.Errorf("lock run %s: %w", w.Run.ID, err)
+		}
+	}
+	if w.Run != nil {
+		if err := checkpointIn(ctx, tx, now, lease, w.Run, w.Calls, update && !last); err != nil {
+			return nil, fmt.Errorf("checkpoint run %s: %w", w.Run.ID, err)
+		}
+	}
+	for _, m := range w.Moves {
+		if err := moveIn(ctx, tx, now, lease, m); err != nil {
+			return nil, fmt.Errorf("%s call %s: %w", m.To, m.CallID, err)
+		}
+	}
+	if err := appendEvents(ctx, tx, now, ev); err != nil {
+		return nil, err
+	}
+	switch {
+	case last:
+		idle = suspendLast(ctx, tx, now, lease, w.Run)
+	case w.Suspend != nil:
+		idle = suspendIn(ctx, tx, now, lease, w.Suspend.ID)
+	}
+	if !errors.Is(idle, store.ErrNotIdle) {
+		return nil, idle
+	}
+	return idle, nil
 }
 
 // stamped sets, in the caller's values, what committing w changed.
@@ -72,15 +97,16 @@ func stamped(now time.Time, w store.Writes) {
 // CreateRun implements store.Store.
 func (s *DB) CreateRun(ctx context.Context, r *store.Run, spec []byte, lease store.Lease) error {
 	now := s.now()
-	if err := s.tx(ctx, func(tx *txn) error { return createIn(ctx, tx, now, r, spec, lease) }); err != nil {
+	if err := s.tx(ctx, func(tx *txn) error { return createIn(ctx, tx, now, r, spec, lease, false) }); err != nil {
 		return fmt.Errorf("create run: %w", err)
 	}
 	stamped(now, store.Writes{Create: []store.NewRun{{Run: r}}})
 	return nil
 }
 
-// createIn inserts a new run, and its spec snapshot when new.
-func createIn(ctx context.Context, tx *txn, now time.Time, r *store.Run, spec []byte, lease store.Lease) error {
+// createIn inserts a new run, and its spec snapshot when new; held by
+// lease unless released.
+func createIn(ctx context.Context, tx *txn, now time.Time, r *store.Run, spec []byte, lease store.Lease, released bool) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO specs(hash, body) VALUES(?, ?) ON CONFLICT DO NOTHING`, r.SpecHash, spec); err != nil {
 		return err
 	}
@@ -102,7 +128,7 @@ func createIn(ctx context.Context, tx *txn, now time.Time, r *store.Run, spec []
 		root = r.RootID
 	}
 	var owner, expires any
-	if lease.Owner != "" {
+	if lease.Owner != "" && !released {
 		owner, expires = lease.Owner, ms(now.Add(lease.TTL))
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`, owner, lease_expires)
@@ -117,7 +143,7 @@ func createIn(ctx context.Context, tx *txn, now time.Time, r *store.Run, spec []
 func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, newCalls []*store.Call, ev ...store.Event) error {
 	now := s.now()
 	err := s.tx(ctx, func(tx *txn) error {
-		if err := checkpointIn(ctx, tx, now, lease, r, newCalls); err != nil {
+		if err := checkpointIn(ctx, tx, now, lease, r, newCalls, true); err != nil {
 			return err
 		}
 		return appendEvents(ctx, tx, now, ev)
@@ -129,18 +155,13 @@ func (s *DB) Checkpoint(ctx context.Context, lease store.Lease, r *store.Run, ne
 	return nil
 }
 
-// checkpointIn saves a run lease holds and inserts its new calls.
-func checkpointIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, r *store.Run, newCalls []*store.Call) error {
-	owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
-	if r.Status.Stopped() {
-		owner, expires = nil, nil
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, output = ?, error = ?, step = ?, state = ?,
-		model_calls = ?, tokens_in = ?, tokens_out = ?, updated_at = ?, owner = ?, lease_expires = ? WHERE id = ? AND owner = ?`,
-		r.Status, r.Output, r.Error, r.Step, r.State, r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens,
-		ms(now), owner, expires, r.ID, lease.Owner)
-	if err := one(res, err, store.ErrLeaseLost); err != nil {
-		return err
+// checkpointIn saves a run lease holds, unless update is false (its row
+// is written otherwise), and inserts its new calls.
+func checkpointIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, r *store.Run, newCalls []*store.Call, update bool) error {
+	if update {
+		if err := saveRun(ctx, tx, now, lease, r, r.Status); err != nil {
+			return err
+		}
 	}
 	for _, c := range newCalls {
 		_, err := tx.ExecContext(ctx, `INSERT INTO calls(`+callCols+`)
@@ -153,6 +174,38 @@ func checkpointIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease
 		}
 	}
 	return nil
+}
+
+// saveRun writes a run lease holds as checkpointed, with status; a
+// stopped one is released.
+func saveRun(ctx context.Context, tx *txn, now time.Time, lease store.Lease, r *store.Run, status store.Status) error {
+	owner, expires := any(lease.Owner), any(ms(now.Add(lease.TTL)))
+	if status.Stopped() || status == store.Suspended {
+		owner, expires = nil, nil
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, output = ?, error = ?, step = ?, state = ?,
+		model_calls = ?, tokens_in = ?, tokens_out = ?, updated_at = ?, owner = ?, lease_expires = ? WHERE id = ? AND owner = ?`,
+		status, r.Output, r.Error, r.Step, r.State, r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens,
+		ms(now), owner, expires, r.ID, lease.Owner)
+	return one(res, err, store.ErrLeaseLost)
+}
+
+// suspendLast checkpoints a run lease holds, its row locked, and
+// suspends it, in one write of its row, as checkpointIn then suspendIn
+// would; not idle, it is checkpointed only, and the answer is
+// store.ErrNotIdle.
+func suspendLast(ctx context.Context, tx *txn, now time.Time, lease store.Lease, r *store.Run) error {
+	status, idle := store.Suspended, idleIn(ctx, tx, r.ID)
+	switch {
+	case errors.Is(idle, store.ErrNotIdle):
+		status = r.Status
+	case idle != nil:
+		return idle
+	}
+	if err := saveRun(ctx, tx, now, lease, r, status); err != nil {
+		return fmt.Errorf("checkpoint run %s: %w", r.ID, err)
+	}
+	return idle
 }
 
 // Suspend implements store.Store.
@@ -178,6 +231,17 @@ func suspendIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, r
 	if err := tx.lockRun(ctx, runID); err != nil {
 		return err
 	}
+	if err := idleIn(ctx, tx, runID); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'suspended', owner = NULL, lease_expires = NULL,
+		updated_at = ? WHERE id = ? AND owner = ?`, ms(now), runID, lease.Owner)
+	return one(res, err, store.ErrLeaseLost)
+}
+
+// idleIn is nil when a run waits on a pending call and has no approved
+// call to run; else store.ErrNotIdle.
+func idleIn(ctx context.Context, tx *txn, runID string) error {
 	var pending, approved int
 	err := tx.QueryRowContext(ctx, `SELECT
 			COALESCE(SUM(CASE WHEN status IN ('pending', 'interrupted') THEN 1 ELSE 0 END), 0),
@@ -189,9 +253,7 @@ func suspendIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, r
 	if pending == 0 || approved > 0 {
 		return store.ErrNotIdle
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'suspended', owner = NULL, lease_expires = NULL,
-		updated_at = ? WHERE id = ? AND owner = ?`, ms(now), runID, lease.Owner)
-	return one(res, err, store.ErrLeaseLost)
+	return nil
 }
 
 // A call's start is its move to executing; its end, its move from there
