@@ -266,11 +266,28 @@ and ` + "`GODEBUG=inittrace=1 agentctl --help`" + ` for start-up.
 - Events were the largest share of a run's bytes and repeated the type
   and run id their row already holds; the store now strips that envelope
   and restores it on read: 2,388 → 2,011 bytes per run.
-- What remains of a run in process is SQLite itself: the engine's six
-  transactions update runs, insert calls and events and maintain their
-  indexes, and reads the ledger back, where the floor inserts one row into
-  one table. Engine code (JSON, expressions, schema checks) is about a
-  fifth of the profile.
+- What remains of a run in process is SQLite itself, in the pages its
+  three transactions write: 19 to 23 WAL frames per run (the run's row,
+  its id, status, agent and root indexes, its calls and the inbox's
+  index, its events and their run index, a page split now and then),
+  each frame two ` + "`pwrite`" + ` calls, where the floor's one-row inserts
+  write 4 or 5 frames. Commits are about a third of the run, the
+  statements a quarter, engine code (JSON, expressions, schema checks)
+  a fifth. A transaction that creates a run and checkpoints it, or
+  checkpoints and suspends it, now writes the run's row once instead of
+  twice (12 statements per run, was 14): 1-3%% less CPU per run, within
+  the noise of the ratio (about 4× before and after, alternating, on a
+  loaded machine).
+- Four processes are not faster than one because the write lock is the
+  bottleneck, not the wait for it: one process alone spends 70-80%% of
+  its time inside its write transactions, so no number of processes can
+  exceed about 1.3× one. Replacing SQLite's busy handler (sleeps of 1, 2,
+  5, 10 ms…) with one polling from 20 µs, doubling, with jitter, did not
+  raise runs per second (4 processes: 991 → 925 /s, 8: 644 → 586 /s,
+  medians of alternating runs, within the noise), nor did checkpointing
+  ten times less often; it was not kept. What would help is fewer pages
+  per transaction (an index entry per write fewer: root runs out of
+  ` + "`runs_root`" + `, for one), a schema change.
 - A cold command spends about 7 ms more than the floor before it touches
   the database (` + "`agentctl --help`" + ` alone: 14 ms against the floor's 7):
   package init (4-5 ms of it the JSON Schema library's) and loading a
