@@ -298,9 +298,20 @@ and ` + "`GODEBUG=inittrace=1 agentctl --help`" + ` for start-up.
   around the move to ` + "`executing`" + `. The claim is now one statement
   (` + "`UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING`" + `),
   triggers send the notifications, and a ledger move without events is
-  one conditional statement: 5.8× → 3.5-3.8× the bare round trip. What
-  remains is three round trips (claim, read the run's calls, move), each
-  through database/sql and pgx.
+  one conditional statement: 5.8× → 3.5-3.8× the bare round trip. The
+  three round trips left (claim, read the run's calls, move) are now one
+  (` + "`store.ClaimStart`" + `): a single PostgreSQL statement whose CTEs claim
+  the run (` + "`FOR UPDATE SKIP LOCKED`" + `), move the call its holder runs first
+  to ` + "`executing`" + ` when it is a plain tool's (no ` + "`suspend`" + `/` + "`skip`" + `: the
+  worker passes the plain tools of the specs it has compiled, by spec
+  hash, agent and declaration) with its approval on record, the move
+  conditional on the call being ` + "`approved`" + `, and return the run with its
+  calls (as JSON, one row); SQLite does the same in one transaction.
+  Against the previous build, alternately, 8 × 500 wake-ups each on a
+  shared, busy machine: median 1263 → 795 µs, 3.20× → 2.07× the bare
+  round trip. What remains is that one statement, through database/sql
+  and pgx: its round trip, two row updates, their commit and the calls'
+  JSON.
 - The googleai and mistral providers use the OpenAI-compatible endpoints
   rather than langchaingo's own clients, whose dependencies (gRPC, Google
   Cloud) would add 17 MB to the binary and 9 ms of init to every command.
