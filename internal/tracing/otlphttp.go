@@ -83,20 +83,22 @@ func newClient(getenv func(string) string) (*client, error) {
 // endpoint is the traces URL: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it
 // is, else OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces added.
 func endpoint(getenv func(string) string) (*url.URL, error) {
-	raw, name := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-	whole := raw != ""
-	if !whole {
-		raw, name = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), "OTEL_EXPORTER_OTLP_ENDPOINT"
-	}
+	raw, name := signal(getenv, "ENDPOINT")
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%s: want an http:// or https:// URL", name)
 	}
-	if !whole {
+	if name == "OTEL_EXPORTER_OTLP_ENDPOINT" {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
 		u.RawPath = ""
 	}
 	return u, nil
+}
+
+// where is the endpoint as messages name it: no user, password or query,
+// where a key may be.
+func (c *client) where() string {
+	return c.url.Scheme + "://" + c.url.Host + c.url.EscapedPath()
 }
 
 // parseHeaders adds OTEL_EXPORTER_OTLP_HEADERS, then the traces-specific
@@ -225,9 +227,9 @@ func (c *client) post(ctx context.Context, body []byte) (time.Duration, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return -1, fmt.Errorf("post to %s: %w", c.url.Redacted(), ctx.Err())
+			return -1, fmt.Errorf("post to %s: %w", c.where(), ctx.Err())
 		}
-		return -1, fmt.Errorf("post to %s: %w", c.url.Redacted(), errors.Unwrap(err))
+		return -1, fmt.Errorf("post to %s: %w", c.where(), errors.Unwrap(err))
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
@@ -235,8 +237,15 @@ func (c *client) post(ctx context.Context, body []byte) (time.Duration, error) {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return 0, nil
 	}
-	err = fmt.Errorf("post to %s: %s", c.url.Redacted(), resp.Status)
+	err = fmt.Errorf("post to %s: %s", c.where(), resp.Status)
 	if s := strings.TrimSpace(string(msg)); s != "" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/") {
+		for _, vs := range c.headers { // a collector that echoes the request
+			for _, v := range vs {
+				if len(v) >= 4 {
+					s = strings.ReplaceAll(s, v, "xxxxx")
+				}
+			}
+		}
 		err = fmt.Errorf("%w: %.200s", err, s)
 	}
 	switch resp.StatusCode {

@@ -101,7 +101,7 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.statuses = c.statuses[1:]
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(st)
-		io.WriteString(w, "try later")
+		io.WriteString(w, "try later "+r.Header.Get("K")) // a collector that echoes a header
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-protobuf")
@@ -148,18 +148,27 @@ func TestUpload(t *testing.T) {
 func TestUploadRefused(t *testing.T) {
 	col := &collector{statuses: []int{400}}
 	srv := httptest.NewServer(col)
-	c, err := newClient(env(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": srv.URL + "/in", "OTEL_EXPORTER_OTLP_HEADERS": "k=topsecret"}))
+	at := strings.Replace(srv.URL, "http://", "http://u:pwsecret@", 1) + "/in?api_key=qsecret"
+	c, err := newClient(env(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": at, "OTEL_EXPORTER_OTLP_HEADERS": "k=topsecret"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = c.UploadTraces(context.Background(), spans("x"))
-	if err == nil || !strings.Contains(err.Error(), "400 Bad Request: try later") || strings.Contains(err.Error(), "topsecret") || len(col.bodies) != 1 {
-		t.Fatalf("got %v after %d requests; want one 400, not retried, no header value", err, len(col.bodies))
+	if err == nil || !strings.Contains(err.Error(), "post to "+srv.URL+"/in: 400 Bad Request: try later xxxxx") || len(col.bodies) != 1 {
+		t.Fatalf("got %v after %d requests; want one 400, not retried, its answer shown", err, len(col.bodies))
+	}
+	if h := col.headers[0].Get("K"); h != "topsecret" {
+		t.Fatalf("header K %q", h)
+	}
+	for _, secret := range []string{"topsecret", "pwsecret", "qsecret"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows %s: %v", secret, err)
+		}
 	}
 	srv.Close()
 	err = c.UploadTraces(context.Background(), spans("x"))
-	if err == nil || !strings.Contains(err.Error(), "post to "+srv.URL+"/in") {
-		t.Fatalf("got %v, want the failed post named", err)
+	if err == nil || !strings.Contains(err.Error(), "post to "+srv.URL+"/in: ") || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("got %v, want the failed post named, without its secrets", err)
 	}
 }
 
