@@ -225,7 +225,7 @@ func (e *Engine) end(ctx context.Context, r *store.Run, status store.Status, why
 	return nil
 }
 
-// Work claims one run a worker should advance (see store.ClaimWork) and
+// Work claims one run a worker should advance (see store.ClaimStart) and
 // advances it as far as it goes; ok is false when there was none. agent,
 // when set, limits it to trees whose root runs that agent. The claim
 // reads the run's calls and, when the call to run first is a plain

@@ -381,7 +381,7 @@ type Filter struct {
 type Store interface {
 	// CreateRun stores a new run, held by lease, with the spec snapshot it
 	// runs on (stored once per distinct hash). A run created Queued, with
-	// a zero lease, waits for a worker (ClaimWork).
+	// a zero lease, waits for a worker (ClaimStart).
 	CreateRun(ctx context.Context, r *Run, spec []byte, lease Lease) error
 	// Run returns a run by its full id, or ErrNotFound.
 	Run(ctx context.Context, id string) (*Run, error)
@@ -480,18 +480,15 @@ type Store interface {
 	// marked as work for a worker.
 	Decide(ctx context.Context, ds []*Decision, lease Lease, ev ...Event) (claimed bool, err error)
 
-	// ClaimWork claims, for lease, one run a worker should advance: a
+	// ClaimStart claims, for lease, one run a worker should advance: a
 	// queued run, a suspended run with decided calls (detached
 	// decisions), or a running run no live process holds. agent, when
 	// set, limits it to runs of trees whose root runs that agent. It
 	// returns nil when there is none. Of several workers, each claims a
-	// different run.
-	ClaimWork(ctx context.Context, lease Lease, agent string) (*Run, error)
-	// ClaimStart is ClaimWork that also returns the claimed run's calls
-	// and starts the call its holder runs first, when that needs nothing
-	// evaluated first (see Plain), all in one transaction: on
-	// PostgreSQL one statement, one round trip. It returns nil when
-	// there is no work.
+	// different run. It returns the claimed run's calls too, and starts
+	// the call its holder runs first when that needs nothing evaluated
+	// first (see Plain; with no plain tools, none is started), all in one
+	// transaction: on PostgreSQL one statement, one round trip.
 	ClaimStart(ctx context.Context, lease Lease, agent string, plain []Plain) (*Claimed, error)
 	// Beat records that a worker is alive, and deletes the workers that
 	// aged out (see WorkerAgeOut); Gone that it stopped.

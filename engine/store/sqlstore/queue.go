@@ -3,14 +3,13 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
 
-// work is what ClaimWork looks for; its one parameter is now.
+// work is what ClaimStart looks for; its one parameter is now.
 const work = `((status = 'queued' AND owner IS NULL)
 	OR (status = 'running' AND (owner IS NULL OR lease_expires < ?))
 	OR (status = 'suspended' AND ready = 1 AND owner IS NULL))`
@@ -18,22 +17,6 @@ const work = `((status = 'queued' AND owner IS NULL)
 // agedOut is true of a worker row that aged out (store.WorkerAgeOut);
 // its one parameter is now.
 var agedOut = fmt.Sprintf(`seen_at < CAST(? AS BIGINT) - %d * lease_ms`, store.WorkerAgeOut)
-
-// ClaimWork implements store.Store. It is one statement: the claim is
-// atomic without a transaction around it, and costs one round trip.
-func (s *DB) ClaimWork(ctx context.Context, lease store.Lease, agent string) (*store.Run, error) {
-	now := s.now()
-	q, args := s.claim(now, lease, agent)
-	r, err := scanRun(s.queryRow(ctx, q+` RETURNING `+runCols, args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("claim work: %w", s.Classify(err))
-	}
-	r.Owner, r.Expires = lease.Owner, fromMS(ms(now.Add(lease.TTL)))
-	return r, nil
-}
 
 // claim is the UPDATE that claims one run of work for lease (agent, when
 // set, limiting it to trees whose root runs that agent), without its

@@ -48,7 +48,7 @@ func testStalled(e *env) {
 		e.t.Errorf("stalled run: owner %q, status %s, error %q", got.Owner, got.Status, got.Error)
 	}
 	e.clock.add(time.Hour)
-	if w, err := s.ClaimWork(e.ctx, store.Lease{Owner: "w", TTL: time.Minute}, ""); err != nil || w != nil {
+	if w, err := claimWork(e.ctx, s, store.Lease{Owner: "w", TTL: time.Minute}, ""); err != nil || w != nil {
 		e.t.Errorf("a worker claimed a stalled run: %v %v", w, err)
 	}
 	p2 := store.Lease{Owner: "p2", TTL: time.Minute}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync"
@@ -63,7 +64,7 @@ func claimStart(e *env, s store.Store, plain []store.Plain) *store.Claimed {
 	return w
 }
 
-// ClaimStart claims as ClaimWork does, returns the run's calls and
+// ClaimStart claims a run of work (as testWork checks), returns its calls and
 // starts the call its holder runs first, only when that is a plain
 // tool's with its approval on record.
 func testClaimStart(e *env) {
@@ -180,4 +181,13 @@ func testClaimStartRace(e *env) {
 			e.t.Errorf("run %s: claimed %d times, its call started %d times; want once each", id, claims[id], starts[id])
 		}
 	}
+}
+
+// claimWork is ClaimStart with no plain tools: the claim alone, its run.
+func claimWork(ctx context.Context, s store.Store, l store.Lease, agent string) (*store.Run, error) {
+	w, err := s.ClaimStart(ctx, l, agent, nil)
+	if w == nil {
+		return nil, err
+	}
+	return w.Run, err
 }

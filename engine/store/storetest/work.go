@@ -71,7 +71,7 @@ func testTrees(e *env) {
 func testWork(e *env) {
 	s := e.handle()
 	w := store.Lease{Owner: "w1", TTL: time.Minute}
-	if r, err := s.ClaimWork(e.ctx, w, ""); err != nil || r != nil {
+	if r, err := claimWork(e.ctx, s, w, ""); err != nil || r != nil {
 		e.t.Fatalf("an empty queue: %v, %v", r, err)
 	}
 	// A queued run, created without a lease.
@@ -96,7 +96,7 @@ func testWork(e *env) {
 	newRun(e, s, "01L", store.Lease{Owner: "p9", TTL: 30 * time.Minute})
 	var got []string
 	for {
-		r, err := s.ClaimWork(e.ctx, w, "")
+		r, err := claimWork(e.ctx, s, w, "")
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -113,10 +113,10 @@ func testWork(e *env) {
 		e.t.Errorf("claimed %v, want the queued run and the detached decision", got)
 	}
 	e.clock.add(time.Hour)
-	if r, err := s.ClaimWork(e.ctx, store.Lease{Owner: "w2", TTL: time.Minute}, "nope"); err != nil || r != nil {
+	if r, err := claimWork(e.ctx, s, store.Lease{Owner: "w2", TTL: time.Minute}, "nope"); err != nil || r != nil {
 		e.t.Errorf("work for another agent: %v, %v", r, err)
 	}
-	r, err := s.ClaimWork(e.ctx, store.Lease{Owner: "w2", TTL: time.Minute}, "oncall")
+	r, err := claimWork(e.ctx, s, store.Lease{Owner: "w2", TTL: time.Minute}, "oncall")
 	if err != nil || r == nil {
 		e.t.Fatalf("runs whose lease expired are work: %v, %v", r, err)
 	}
@@ -141,7 +141,7 @@ func testWorkRace(e *env) {
 			h := e.handle()
 			l := store.Lease{Owner: fmt.Sprintf("w%d", w), TTL: time.Minute}
 			for {
-				r, err := h.ClaimWork(e.ctx, l, "")
+				r, err := claimWork(e.ctx, h, l, "")
 				if err != nil {
 					e.t.Error(err)
 					return
@@ -291,7 +291,7 @@ func testRelease(e *env) {
 	if got, _ := s.Run(e.ctx, "01A"); got.Owner != "" || got.Status != store.Running {
 		e.t.Errorf("after release: owner %q, status %s", got.Owner, got.Status)
 	}
-	r, err := s.ClaimWork(e.ctx, p2, "")
+	r, err := claimWork(e.ctx, s, p2, "")
 	if err != nil || r == nil || r.ID != "01A" {
 		e.t.Fatalf("the next worker claims %v, %v; want 01A at once", r, err)
 	}
