@@ -104,6 +104,7 @@ const (
 	notifySchema  = 6 // notifications, their cursors, sessions
 	replaySchema  = 7 // signed requests already seen
 	timingsSchema = 8 // call times, tombstones
+	codesSchema   = 9 // runs_root without roots, calls_pending, event type codes
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -118,6 +119,8 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
 		replaySchema:  `DROP TABLE replays`,
 		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
+		codesSchema: `DROP VIEW event_log; DROP INDEX calls_pending; DROP INDEX runs_root;
+			CREATE INDEX runs_root ON runs(root_id, id)`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

@@ -448,6 +448,13 @@ var migrations = []string{
 	// Timings: when each call started and finished executing; the
 	// tombstones agentctl prune --keep-audit leaves.
 	sqlstore.TimingsMigration("TEXT", "INTEGER"),
+
+	// Smaller runs: a root run, which stores no root_id, has no entry in
+	// runs_root; event types are stored as one-letter codes, and the
+	// view event_log shows them by name.
+	`DROP INDEX runs_root;
+	CREATE INDEX runs_root ON runs(root_id, id) WHERE root_id IS NOT NULL;
+	` + sqlstore.EventLogView + `;`,
 }
 
 // resultObjectMigration flags the stored results that have the shape of

@@ -94,6 +94,7 @@ const (
 	notifySchema  = 9  // notifications, their cursors, sessions
 	replaySchema  = 10 // signed requests already seen
 	timingsSchema = 11 // call times, tombstones
+	codesSchema   = 12 // runs_root without roots, event type codes
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -106,6 +107,7 @@ func rewind(t *testing.T, db *DB, v int) {
 		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
 		replaySchema:  `DROP TABLE replays`,
 		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
+		codesSchema:   `DROP VIEW event_log; DROP INDEX runs_root; CREATE INDEX runs_root ON runs(root_id, id)`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {

@@ -231,12 +231,12 @@ func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Ev
 	var out []*store.Event
 	for rows.Next() {
 		var e store.Event
-		var data string
+		var ty, data string
 		var at int64
-		if err := rows.Scan(&e.ID, &e.RunID, &e.Type, &data, &at); err != nil {
+		if err := rows.Scan(&e.ID, &e.RunID, &ty, &data, &at); err != nil {
 			return nil, err
 		}
-		e.Data, e.At = json.RawMessage(data), fromMS(at)
+		e.Type, e.Data, e.At = decodeEventType(ty), json.RawMessage(data), fromMS(at)
 		out = append(out, &e)
 	}
 	return out, rows.Err()
@@ -260,7 +260,7 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 		if data == "" {
 			data = "{}"
 		}
-		args = append(args, e.RunID, e.Type, data, ms(e.At))
+		args = append(args, e.RunID, encodeEventType(e.Type), data, ms(e.At))
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
 		strings.Repeat(", (?, ?, ?, ?)", len(evs)-1), args...)

@@ -68,16 +68,16 @@ func (s *DB) Feed(ctx context.Context, after string, f store.FeedFilter) ([]*sto
 	var out []*store.Event
 	for rows.Next() {
 		var e store.Event
-		var data, x string
+		var ty, data, x string
 		var at int64
-		dest := []any{&e.ID, &e.RunID, &e.Type, &data, &at}
+		dest := []any{&e.ID, &e.RunID, &ty, &data, &at}
 		if s.d.XID {
 			dest = append(dest, &x)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("event feed: %w", err)
 		}
-		e.Data, e.At = json.RawMessage(data), fromMS(at)
+		e.Type, e.Data, e.At = decodeEventType(ty), json.RawMessage(data), fromMS(at)
 		e.Cursor = strconv.FormatInt(e.ID, 10)
 		if s.d.XID {
 			e.Cursor = x + "-" + e.Cursor
