@@ -383,15 +383,18 @@ func (e *Engine) ShortID(ctx context.Context, id string) (string, error) {
 	if len(id) <= MinShortID {
 		return id, nil
 	}
-	// Unique prefixes are the longer ones: find the shortest by halving.
+	// Most runs are alone in their millisecond: one query. Otherwise the
+	// ids that share the shortest prefix tell how long a prefix must be
+	// to leave them out, and the next query tries that length; only when
+	// more ids share it than were listed is the rest found by halving.
 	lo, hi := MinShortID, len(id)
+	n, guessed := lo, false
 	for lo < hi {
-		n := (lo + hi) / 2
 		got, err := e.store.ResolveID(ctx, id[:n])
 		var amb *store.AmbiguousError
 		switch {
 		case errors.As(err, &amb):
-			lo = n + 1
+			lo = min(max(n+1, sharedPrefix(id, amb.Matches)+1), hi)
 		case err != nil:
 			return "", fmt.Errorf("short id of run %s: %w", id, err)
 		case got != id:
@@ -399,8 +402,29 @@ func (e *Engine) ShortID(ctx context.Context, id string) (string, error) {
 		default:
 			hi = n
 		}
+		n = (lo + hi) / 2
+		if amb != nil && !guessed {
+			n, guessed = lo, true
+		}
 	}
 	return id[:lo], nil
+}
+
+// sharedPrefix is the length of the longest prefix id shares with any
+// of the other ids.
+func sharedPrefix(id string, others []string) int {
+	longest := 0
+	for _, o := range others {
+		if o == id {
+			continue
+		}
+		n := 0
+		for n < len(id) && n < len(o) && id[n] == o[n] {
+			n++
+		}
+		longest = max(longest, n)
+	}
+	return longest
 }
 
 // MessageView is one message of a run's conversation as the inbox shows
