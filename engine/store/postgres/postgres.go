@@ -317,7 +317,7 @@ var migrations = []string{
 
 	// Notifications: the outbox of deliveries turned from the event
 	// feed, and where each source's deliverer stands in it.
-	sqlstore.NotifyMigration(`TEXT COLLATE "C"`, sqlstore.FeedEndQuery(true)),
+	sqlstore.NotifyMigration(`TEXT COLLATE "C"`, sqlstore.FeedEndQuery(true, "events")),
 
 	// Signed requests already seen (Slack's interactions): a replay is
 	// refused by every server sharing the database.
@@ -328,12 +328,24 @@ var migrations = []string{
 	sqlstore.TimingsMigration(`TEXT COLLATE "C"`, "BIGINT"),
 
 	// Smaller runs and a quicker list: a root run, which stores no
-	// root_id, has no entry in runs_root; the calls waiting in given runs
+	// root_id (one copied from an early SQLite database stored its own
+	// id: no longer), has no entry in runs_root; the calls waiting in given runs
 	// are read through an index of their own, not among every call
-	// waiting in the database (calls_open); event types are stored as
-	// one-letter codes, and the view event_log shows them by name.
+	// waiting in the database (calls_open); events move to event_rows,
+	// their types stored as one-letter codes, and events is a view of
+	// them with every type by name, which an agentctl of schema 9 still
+	// running reads, and writes into through a trigger, as it did.
 	`DROP INDEX runs_root;
+	UPDATE runs SET root_id = NULL WHERE root_id = id;
 	CREATE INDEX runs_root ON runs(root_id, id) WHERE root_id IS NOT NULL;
 	CREATE INDEX calls_pending ON calls(run_id, seq) WHERE status IN ('pending', 'interrupted');
-	` + sqlstore.EventLogView + `;`,
+	ALTER TABLE events RENAME TO event_rows;
+	CREATE VIEW events AS SELECT id, run_id, ` + sqlstore.EventTypeName + ` AS type, data, at, xid FROM event_rows;
+	CREATE FUNCTION agentctl_events_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO event_rows(run_id, type, data, at) VALUES (NEW.run_id, NEW.type, NEW.data, NEW.at)
+			RETURNING id, xid INTO NEW.id, NEW.xid;
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER events_insert INSTEAD OF INSERT ON events FOR EACH ROW EXECUTE FUNCTION agentctl_events_insert();`,
 }

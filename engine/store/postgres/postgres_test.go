@@ -119,7 +119,8 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
 		replaySchema:  `DROP TABLE replays`,
 		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
-		codesSchema: `DROP VIEW event_log; DROP INDEX calls_pending; DROP INDEX runs_root;
+		codesSchema: `DROP VIEW events; DROP FUNCTION agentctl_events_insert(); ALTER TABLE event_rows RENAME TO events;
+			DROP INDEX calls_pending; DROP INDEX runs_root;
 			CREATE INDEX runs_root ON runs(root_id, id)`,
 	}
 	_, known := db.Schema()
@@ -308,4 +309,26 @@ func BenchmarkWaiting(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
 	}
+}
+
+// An agentctl of schema 9 still running reads and writes events as it
+// did, by name, through the view events; its feed reads them too.
+func TestOldProcess(t *testing.T) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.OldProcess(t, db, db.SQL(), storetest.OldSQL{
+		Events: `SELECT id, type FROM events WHERE run_id = $1 AND (xid, id) > ('0'::xid8, $2)
+			AND xid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY xid, id`,
+		Append:      `INSERT INTO events(run_id, type, data, at) VALUES ($1, $2, '{}', 0), ($1, $3, '{}', 0)`,
+		Delete:      `DELETE FROM events WHERE run_id IN ($1)`,
+		DeleteWorks: true,
+	})
 }

@@ -439,7 +439,7 @@ var migrations = []string{
 
 	// Notifications: the outbox of deliveries turned from the event
 	// feed, and where each source's deliverer stands in it.
-	sqlstore.NotifyMigration("TEXT", sqlstore.FeedEndQuery(false)),
+	sqlstore.NotifyMigration("TEXT", sqlstore.FeedEndQuery(false, "events")),
 
 	// Signed requests already seen (Slack's interactions): a replay is
 	// refused by every server sharing the database.
@@ -449,12 +449,20 @@ var migrations = []string{
 	// tombstones agentctl prune --keep-audit leaves.
 	sqlstore.TimingsMigration("TEXT", "INTEGER"),
 
-	// Smaller runs: a root run, which stores no root_id, has no entry in
-	// runs_root; event types are stored as one-letter codes, and the
-	// view event_log shows them by name.
+	// Smaller runs: a root run, which stores no root_id (those of
+	// early versions stored their own id: no longer), has no entry in
+	// runs_root; events move to event_rows, their types stored as
+	// one-letter codes, and events is a view of them with every type by
+	// name, into which an agentctl of schema 12 still running writes as
+	// it did.
 	`DROP INDEX runs_root;
+	UPDATE runs SET root_id = NULL WHERE root_id = id;
 	CREATE INDEX runs_root ON runs(root_id, id) WHERE root_id IS NOT NULL;
-	` + sqlstore.EventLogView + `;`,
+	ALTER TABLE events RENAME TO event_rows;
+	CREATE VIEW events AS SELECT id, run_id, ` + sqlstore.EventTypeName + ` AS type, data, at FROM event_rows;
+	CREATE TRIGGER events_insert INSTEAD OF INSERT ON events BEGIN
+		INSERT INTO event_rows(run_id, type, data, at) VALUES (NEW.run_id, NEW.type, NEW.data, NEW.at);
+	END;`,
 }
 
 // resultObjectMigration flags the stored results that have the shape of

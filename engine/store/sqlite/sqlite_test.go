@@ -107,7 +107,8 @@ func rewind(t *testing.T, db *DB, v int) {
 		notifySchema:  `DROP TABLE notifications; DROP TABLE notify_cursors; DROP TABLE sessions`,
 		replaySchema:  `DROP TABLE replays`,
 		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
-		codesSchema:   `DROP VIEW event_log; DROP INDEX runs_root; CREATE INDEX runs_root ON runs(root_id, id)`,
+		codesSchema: `DROP VIEW events; ALTER TABLE event_rows RENAME TO events;
+			DROP INDEX runs_root; CREATE INDEX runs_root ON runs(root_id, id)`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {
@@ -161,4 +162,19 @@ func oldRun(t *testing.T, path string) *sqlstore.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// An agentctl of schema 12 still running reads and writes events as it
+// did, by name, through the view events.
+func TestOldProcess(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "a.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.OldProcess(t, db, db.SQL(), storetest.OldSQL{
+		Events: `SELECT id, type FROM events WHERE run_id = ? AND id > ? ORDER BY id`,
+		Append: `INSERT INTO events(run_id, type, data, at) VALUES (?1, ?2, '{}', 0), (?1, ?3, '{}', 0)`,
+		Delete: `DELETE FROM events WHERE run_id IN (?)`,
+	})
 }

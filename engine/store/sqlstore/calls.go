@@ -222,7 +222,7 @@ func (s *DB) Expired(ctx context.Context, now time.Time) ([]string, error) {
 
 // Events implements store.Store.
 func (s *DB) Events(ctx context.Context, runID string, after int64) ([]*store.Event, error) {
-	rows, err := s.query(ctx, `SELECT id, run_id, type, data, at FROM events
+	rows, err := s.query(ctx, `SELECT id, run_id, type, data, at FROM event_rows
 		WHERE run_id = ? AND id > ? ORDER BY id`, runID, after)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
@@ -262,7 +262,7 @@ func appendEvents(ctx context.Context, tx *txn, now time.Time, evs []store.Event
 		}
 		args = append(args, e.RunID, encodeEventType(e.Type), data, ms(e.At))
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO events(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
+	_, err := tx.ExecContext(ctx, `INSERT INTO event_rows(run_id, type, data, at) VALUES (?, ?, ?, ?)`+
 		strings.Repeat(", (?, ?, ?, ?)", len(evs)-1), args...)
 	return err
 }

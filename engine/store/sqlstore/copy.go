@@ -344,7 +344,7 @@ func (p *plan) apply(ctx context.Context, tx *txn) error {
 
 func insertSQL(t table) string {
 	n := len(strings.Split(t.cols, ","))
-	return `INSERT INTO ` + t.name + `(` + t.cols + `) VALUES (?` + strings.Repeat(", ?", n-1) + `)`
+	return `INSERT INTO ` + t.in() + `(` + t.cols + `) VALUES (?` + strings.Repeat(", ?", n-1) + `)`
 }
 
 // keys are how many leading columns of a table identify a row.
@@ -367,7 +367,7 @@ func updateSQL(t table) string {
 	for i, c := range cols[:k] {
 		where[i] = strings.TrimSpace(c) + " = ?"
 	}
-	return `UPDATE ` + t.name + ` SET ` + strings.Join(set, ", ") + ` WHERE ` + strings.Join(where, " AND ")
+	return `UPDATE ` + t.in() + ` SET ` + strings.Join(set, ", ") + ` WHERE ` + strings.Join(where, " AND ")
 }
 
 func updateArgs(t table, r row) []any {

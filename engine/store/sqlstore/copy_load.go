@@ -10,15 +10,26 @@ import (
 // A table Copy copies, its columns without the integer id decisions and
 // events have: their rows are matched by their place in their run, not
 // by an id (the target may use the source's ids for rows of its own).
-type table struct{ name, cols string }
+type table struct {
+	name, cols string
+	sql        string // its name in SQL, when not name
+}
+
+// in is the table's name in SQL.
+func (t table) in() string {
+	if t.sql != "" {
+		return t.sql
+	}
+	return t.name
+}
 
 var (
-	specsTable     = table{"specs", "hash, body"}
-	runsTable      = table{"runs", runCols + ", owner, lease_expires, ready"}
-	callsTable     = table{"calls", callCols}
-	decisionsTable = table{"decisions", "run_id, call_id, action, by_name, os_user, reason, at, args_before, args_after, data, via"}
-	eventsTable    = table{"events", "run_id, type, data, at"}
-	tokensTable    = table{"tokens", tokenCols}
+	specsTable     = table{name: "specs", cols: "hash, body"}
+	runsTable      = table{name: "runs", cols: runCols + ", owner, lease_expires, ready"}
+	callsTable     = table{name: "calls", cols: callCols}
+	decisionsTable = table{name: "decisions", cols: "run_id, call_id, action, by_name, os_user, reason, at, args_before, args_after, data, via"}
+	eventsTable    = table{name: "events", cols: "run_id, type, data, at", sql: "event_rows"} // types as stored
+	tokensTable    = table{name: "tokens", cols: tokenCols}
 )
 
 // row is one row's values as the driver read them.
@@ -108,7 +119,7 @@ func load(ctx context.Context, q queryFunc) (*snapshot, error) {
 		})
 	}
 	if err == nil {
-		err = scanAll(ctx, q, `SELECT `+eventsTable.cols+` FROM events ORDER BY id`, func(r row) {
+		err = scanAll(ctx, q, `SELECT `+eventsTable.cols+` FROM `+eventsTable.in()+` ORDER BY id`, func(r row) {
 			run := fmt.Sprint(norm(r[0]))
 			s.evOrder = append(s.evOrder, ref{run, len(s.events[run])})
 			s.events[run] = append(s.events[run], r)

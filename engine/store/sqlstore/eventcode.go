@@ -2,10 +2,14 @@ package sqlstore
 
 import "github.com/agentctl/agentctl/engine/store"
 
-// eventCodes are the one-letter codes the events table stores in its
+// eventCodes are the one-letter codes the table event_rows stores in its
 // type column for the engine's event types, from schema 13 (SQLite) and
 // 10 (PostgreSQL) on: an event is stored six or more times per run, and
-// its type's name was, after its run's id, its largest column. A type
+// its type's name was, after its run's id, its largest column. The view
+// events, where the table was before, shows every type by name: what
+// readers with SQL alone, and an agentctl of an earlier schema still
+// running while another upgrades the database, read (and write, through
+// a trigger). A type
 // without a code (one written before, or one added later without one)
 // is stored by its name, which no code is: every name is longer than a
 // letter. Never change a code that has shipped; add.
@@ -46,14 +50,13 @@ func decodeEventType(s string) store.EventType {
 	return store.EventType(s)
 }
 
-// EventLogView creates the view event_log: the events table with each
-// type by its name, whether stored as a code or, before the codes, by
-// name. It is what a reader with SQL alone (an auditor's SELECT) queries
-// for events. It is part of a migration: a code added later needs a
-// migration that replaces the view (TestEventLogView holds the two
-// together).
-const EventLogView = `CREATE VIEW event_log AS SELECT id, run_id, CASE type
+// EventTypeName is the SQL expression of an event's type by name, from
+// event_rows' type column: a code's name, or the name stored. It is part
+// of a migration (the view events): a code added later needs a migration
+// that replaces the view with a new expression (TestEventsView holds the
+// two together). Never change it.
+const EventTypeName = `CASE type
 		WHEN 't' THEN 'text-delta' WHEN 'c' THEN 'tool-call' WHEN 'a' THEN 'tool-call-approval'
 		WHEN 's' THEN 'tool-call-suspended' WHEN 'r' THEN 'tool-result' WHEN 'p' THEN 'step-finish'
 		WHEN 'f' THEN 'finish' WHEN 'e' THEN 'error' WHEN 'l' THEN 'stalled' WHEN 'd' THEN 'decision'
-		ELSE type END AS type, data, at FROM events`
+		ELSE type END`

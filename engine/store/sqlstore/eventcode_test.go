@@ -39,17 +39,18 @@ func TestEventCodes(t *testing.T) {
 	}
 }
 
-// The view event_log, made by a migration, names every code's type and
+// The view events, made by a migration, names every code's type and
 // passes a name through: a code added without a migration that replaces
 // the view fails here.
-func TestEventLogView(t *testing.T) {
+func TestEventsView(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(`CREATE TABLE events (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL); ` + EventLogView); err != nil {
+	if _, err := db.Exec(`CREATE TABLE event_rows (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL);
+		CREATE VIEW events AS SELECT id, run_id, ` + EventTypeName + ` AS type, data, at FROM event_rows`); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"tool-call": "tool-call", "later-type": "later-type"}
@@ -57,11 +58,11 @@ func TestEventLogView(t *testing.T) {
 		want[c[1]] = c[0]
 	}
 	for stored := range want {
-		if _, err := db.Exec(`INSERT INTO events(run_id, type, data, at) VALUES ('r', ?, '{}', 0)`, stored); err != nil {
+		if _, err := db.Exec(`INSERT INTO event_rows(run_id, type, data, at) VALUES ('r', ?, '{}', 0)`, stored); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rows, err := db.Query(`SELECT e.type, l.type FROM events e JOIN event_log l ON l.id = e.id`)
+	rows, err := db.Query(`SELECT r.type, v.type FROM event_rows r JOIN events v ON v.id = r.id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +74,11 @@ func TestEventLogView(t *testing.T) {
 			t.Fatal(err)
 		}
 		if named != want[stored] {
-			t.Errorf("event_log shows %q stored as %q, want %q", named, stored, want[stored])
+			t.Errorf("the view events shows %q stored as %q, want %q", named, stored, want[stored])
 		}
 		n++
 	}
 	if err := rows.Err(); err != nil || n != len(want) {
-		t.Fatalf("event_log: %d rows (%v), want %d", n, err, len(want))
+		t.Fatalf("events: %d rows (%v), want %d", n, err, len(want))
 	}
 }

@@ -59,7 +59,7 @@ func (s *DB) Feed(ctx context.Context, after string, f store.FeedFilter) ([]*sto
 	}
 	// The limit is a parameter: the statement cache keeps one query per
 	// shape, whatever limits callers ask for.
-	q := `SELECT ` + cols + ` FROM events WHERE ` + strings.Join(where, ` AND `) + ` ORDER BY ` + order + ` LIMIT ?`
+	q := `SELECT ` + cols + ` FROM event_rows WHERE ` + strings.Join(where, ` AND `) + ` ORDER BY ` + order + ` LIMIT ?`
 	rows, err := s.query(ctx, q, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("event feed: %w", s.Classify(err))

@@ -55,20 +55,24 @@ const notifyMigration = `CREATE TABLE notifications (
 		expires_at  BIGINT NOT NULL
 	);`
 
-// Queries of the end of the feed, also the migration's.
+// Queries of the end of the feed, also the migration's, of the events
+// in the table EVENTS.
 const (
-	feedEndSQLite   = `SELECT COALESCE(CAST(MAX(id) AS TEXT), '') FROM events`
-	feedEndPostgres = `SELECT COALESCE((SELECT xid::text || '-' || id FROM events WHERE xid < pg_snapshot_xmin(pg_current_snapshot())
+	feedEndSQLite   = `SELECT COALESCE(CAST(MAX(id) AS TEXT), '') FROM EVENTS`
+	feedEndPostgres = `SELECT COALESCE((SELECT xid::text || '-' || id FROM EVENTS WHERE xid < pg_snapshot_xmin(pg_current_snapshot())
 		ORDER BY xid DESC, id DESC LIMIT 1), '')`
 )
 
 // FeedEndQuery is the query of the end of the feed of a backend (XID:
-// PostgreSQL's).
-func FeedEndQuery(xid bool) string {
+// PostgreSQL's), of the events in table: events up to schema 12
+// (SQLite) or 9 (PostgreSQL), which the notifications' migration reads,
+// event_rows from then on.
+func FeedEndQuery(xid bool, table string) string {
+	q := feedEndSQLite
 	if xid {
-		return feedEndPostgres
+		q = feedEndPostgres
 	}
-	return feedEndSQLite
+	return strings.Replace(q, "EVENTS", table, 1)
 }
 
 const notificationCols = `id, source, type, run_id, call_id, target, message, status, attempts, next_at, last_error, created_at, updated_at, delivered_at`
@@ -108,7 +112,7 @@ func (s *DB) NotifyCursor(ctx context.Context, source string) (string, bool, err
 // Feed returns them).
 func (s *DB) FeedEnd(ctx context.Context) (string, error) {
 	var c string
-	if err := s.queryRow(ctx, FeedEndQuery(s.d.XID)).Scan(&c); err != nil {
+	if err := s.queryRow(ctx, FeedEndQuery(s.d.XID, "event_rows")).Scan(&c); err != nil {
 		return "", fmt.Errorf("end of the event feed: %w", s.Classify(err))
 	}
 	return c, nil

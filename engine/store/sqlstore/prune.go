@@ -159,8 +159,8 @@ func (s *DB) newestRoot(ctx context.Context, queryRow func(context.Context, stri
 		return "", nil
 	}
 	var root string
-	err := queryRow(ctx, `SELECT COALESCE(r.root_id, r.id) FROM events e JOIN runs r ON r.id = e.run_id
-		WHERE e.id = (SELECT MAX(id) FROM events)`).Scan(&root)
+	err := queryRow(ctx, `SELECT COALESCE(r.root_id, r.id) FROM event_rows e JOIN runs r ON r.id = e.run_id
+		WHERE e.id = (SELECT MAX(id) FROM event_rows)`).Scan(&root)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -230,7 +230,7 @@ func (s *DB) deleteRuns(ctx context.Context, tx *txn, runs []prunedRun, keep boo
 		n            *int
 	}{
 		{"notifications", "run_id", &c.Notifications},
-		{"events", "run_id", &c.Events},
+		{"event_rows", "run_id", &c.Events},
 		{"decisions", "run_id", &c.Decisions},
 		{"calls", "run_id", &c.Calls},
 		{"runs", "root_id IS NOT NULL AND root_id <> id AND id", &c.Runs}, // the children first
@@ -310,7 +310,7 @@ func (s *DB) pruneCount(ctx context.Context, o store.PruneOptions) (store.PruneC
 		doomed AS (SELECT t.id FROM runs t WHERE t.id IN (SELECT id FROM roots) OR t.root_id IN (SELECT id FROM roots))
 		SELECT (SELECT count(*) FROM doomed),
 			(SELECT count(*) FROM calls WHERE run_id IN (SELECT id FROM doomed)),
-			(SELECT count(*) FROM events WHERE run_id IN (SELECT id FROM doomed)),
+			(SELECT count(*) FROM event_rows WHERE run_id IN (SELECT id FROM doomed)),
 			(SELECT count(*) FROM decisions WHERE run_id IN (SELECT id FROM doomed)),
 			(SELECT count(*) FROM notifications WHERE run_id IN (SELECT id FROM doomed)),
 			(SELECT count(*) FROM specs WHERE hash NOT IN (SELECT spec_hash FROM runs WHERE id NOT IN (SELECT id FROM doomed)))`,
@@ -505,7 +505,7 @@ func (s *DB) Vacuum(ctx context.Context) (before, after int64, err error) {
 	steps := []string{`VACUUM`, `PRAGMA wal_checkpoint(TRUNCATE)`}
 	if s.postgres() {
 		size = `SELECT pg_database_size(current_database())`
-		steps = []string{`VACUUM (ANALYZE) runs, calls, events, decisions, notifications, specs, tombstones`}
+		steps = []string{`VACUUM (ANALYZE) runs, calls, event_rows, decisions, notifications, specs, tombstones`}
 	}
 	if err := s.db.QueryRowContext(ctx, size).Scan(&before); err != nil {
 		return 0, 0, fmt.Errorf("vacuum: size: %w", s.Classify(err))
