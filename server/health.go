@@ -97,11 +97,19 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, f store.FeedFilt
 	return nil
 }
 
-// runEvents is GET /v1/runs/{id}/events.
+// runEvents is GET /v1/runs/{id}/events: a root run's tree's events, a
+// sub-run's own.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, p *Principal) error {
 	id, err := s.resolve(r, p)
 	if err != nil {
 		return err
+	}
+	run, err := s.store.Run(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if run.ParentID == "" { // a root: its tree's events, as agentctl events prints them
+		return s.events(w, r, store.FeedFilter{Root: id})
 	}
 	return s.events(w, r, store.FeedFilter{RunID: id})
 }

@@ -60,7 +60,7 @@ func TestHooks(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(feeds) != 2 || feeds[0].RunID != id || feeds[1] != (store.FeedFilter{}) {
+	if len(feeds) != 2 || feeds[0] != (store.FeedFilter{Root: id}) || feeds[1] != (store.FeedFilter{}) { // a root run: its tree
 		t.Fatalf("feeds %+v", feeds)
 	}
 	got := strings.Join(observed, "\n")
