@@ -4,24 +4,13 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/agentctl/agentctl/engine/store/postgres"
 )
 
 // The calls waiting in a page of runs (agentctl list) are read through
 // calls_pending, by run: not through calls_open, among every call
 // waiting in the database, which grew with it (docs/scale.md).
 func TestPendingUsesIndex(t *testing.T) {
-	ctx := context.Background()
-	dsn, err := server.NewDB(ctx, t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	ctx, db := context.Background(), newDB(t)
 	for _, q := range []string{
 		`INSERT INTO specs(hash, body) VALUES ('h', '')`,
 		`INSERT INTO runs(id, agent, status, input, spec_hash, created_at, updated_at)

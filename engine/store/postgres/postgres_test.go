@@ -185,16 +185,7 @@ func oldRun(t *testing.T, dsn string) *sqlstore.DB {
 // id but commits last is not skipped by a reader that reads in between.
 // Its event, and every event after it, waits until it ends.
 func TestFeedCommitOrder(t *testing.T) {
-	ctx := context.Background()
-	dsn, err := server.NewDB(ctx, t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	ctx, db := context.Background(), newDB(t)
 	lease := store.Lease{Owner: "p", TTL: time.Minute}
 	r := &store.Run{ID: "01A", Agent: "a", Status: store.Running, SpecHash: "h", State: []byte("{}")}
 	if err := db.CreateRun(ctx, r, []byte("s"), lease); err != nil {
@@ -314,6 +305,20 @@ func BenchmarkWaiting(b *testing.B) {
 // An agentctl of schema 9 still running reads and writes events as it
 // did, by name, through the view events; its feed reads them too.
 func TestOldProcess(t *testing.T) {
+	db := newDB(t)
+	storetest.OldProcess(t, db, db.SQL(), storetest.OldSQL{
+		Events: `SELECT id, type FROM events WHERE run_id = $1 AND (xid, id) > ('0'::xid8, $2)
+			AND xid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY xid, id`,
+		Append:      `INSERT INTO events(run_id, type, data, at) VALUES ($1, $2, '{}', 0), ($1, $3, '{}', 0)`,
+		Delete:      `DELETE FROM events WHERE run_id IN ($1)`,
+		DeleteWorks: true,
+	})
+}
+
+// newDB opens a new, empty database of the test's own, closed when the
+// test ends.
+func newDB(t *testing.T) *sqlstore.DB {
+	t.Helper()
 	ctx := context.Background()
 	dsn, err := server.NewDB(ctx, t.Name())
 	if err != nil {
@@ -323,12 +328,6 @@ func TestOldProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	storetest.OldProcess(t, db, db.SQL(), storetest.OldSQL{
-		Events: `SELECT id, type FROM events WHERE run_id = $1 AND (xid, id) > ('0'::xid8, $2)
-			AND xid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY xid, id`,
-		Append:      `INSERT INTO events(run_id, type, data, at) VALUES ($1, $2, '{}', 0), ($1, $3, '{}', 0)`,
-		Delete:      `DELETE FROM events WHERE run_id IN ($1)`,
-		DeleteWorks: true,
-	})
+	t.Cleanup(func() { db.Close() })
+	return db
 }
