@@ -194,6 +194,11 @@ with history.
   ms and 203 buffers. Schema 10 adds the partial index
   ` + "`calls_pending ON calls(run_id, seq) WHERE status IN ('pending', 'interrupted')`" + `,
   which the planner takes for it (` + "`TestPendingUsesIndex`" + `); the
-  figures above are with it. SQLite has no calls_open and takes the
-  primary key.
+  figures above are with it. At 1M, ` + "`EXPLAIN (ANALYZE, BUFFERS)`" + ` shows it reading the 50
+  calls through calls_pending, as at 100k, and the same 52 heap pages
+  from outside shared_buffers, which took 18 ms there against 3 ms at
+  100k: the larger database's pages are less often in the OS cache
+  while the rounds alternate between sizes and write to both. Five
+  lists in a row, warm, took 80-93 ms at 1M and 85-105 ms at 100k.
+  SQLite has no calls_open and takes the primary key.
 `
