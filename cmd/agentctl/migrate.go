@@ -104,16 +104,14 @@ func (a *app) migrateCmd() *cobra.Command {
 // upgrade brings the schema of the --db database up to date, as any
 // command that writes does on open, and says so.
 func (a *app) upgrade(ctx context.Context, out format) error {
-	from := 0
-	if before, err := openDB(ctx, a.dbPath, backend.Options{Inspect: true}); err == nil {
-		from, _ = before.Schema()
-		before.Close()
-	}
 	db, err := a.store(ctx)
 	if err != nil {
 		return err
 	}
+	// What this process found under the migration's lock: of two racing
+	// to upgrade, only the one that did says so.
 	now, _ := db.Schema()
+	from := db.UpgradedFrom()
 	if out == "json" {
 		return writeJSON(a.stdout, map[string]any{"database": db.Path(), "schema": now, "from": from})
 	}

@@ -50,7 +50,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	version, err := schema(ctx, db, opts.ReadOnly)
+	version, from, err := schema(ctx, db, opts.ReadOnly)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", name, Scrub(classify(err), dsn))
@@ -64,25 +64,27 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		XID:        true,
 		Classify:   classify,
 	}
-	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), Now: opts.Now}), nil
+	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), From: from, Now: opts.Now}), nil
 }
 
 // schema reads the schema version, migrating (under an advisory lock, so
-// that racing processes migrate once) unless readOnly.
-func schema(ctx context.Context, db *sql.DB, readOnly bool) (int, error) {
+// that racing processes migrate once) unless readOnly; from is the
+// version found under the lock.
+func schema(ctx context.Context, db *sql.DB, readOnly bool) (version, from int, err error) {
 	if readOnly {
-		return readSchema(ctx, db)
+		v, err := readSchema(ctx, db)
+		return v, v, err
 	}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS agentctl_schema (version INTEGER NOT NULL)`); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7226135)`); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var v int
 	err = tx.QueryRowContext(ctx, `SELECT version FROM agentctl_schema`).Scan(&v)
@@ -90,24 +92,25 @@ func schema(ctx context.Context, db *sql.DB, readOnly bool) (int, error) {
 		_, err = tx.ExecContext(ctx, `INSERT INTO agentctl_schema(version) VALUES (0)`)
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	switch {
 	case v > len(migrations):
-		return 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
+		return 0, 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
 			store.ErrNewerSchema, v, len(migrations))
 	case v == len(migrations):
-		return v, nil
+		return v, v, nil
 	}
+	from = v
 	for ; v < len(migrations); v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return 0, fmt.Errorf("migrate to schema %d: %w", v+1, err)
+			return 0, 0, fmt.Errorf("migrate to schema %d: %w", v+1, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE agentctl_schema SET version = $1`, v); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return v, tx.Commit()
+	return v, from, tx.Commit()
 }
 
 // readSchema reads the schema version and writes nothing: a database

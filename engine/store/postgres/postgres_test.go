@@ -331,3 +331,19 @@ func newDB(t *testing.T) *sqlstore.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// Of processes racing to open a database at an older schema, one
+// migrates it and says so; the others find it done.
+func TestRacingUpgrade(t *testing.T) {
+	ctx := context.Background()
+	dsn, err := server.NewDB(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := oldRun(t, dsn)
+	rewind(t, db, timingsSchema)
+	db.Close()
+	storetest.RacingUpgrade(t, timingsSchema, func() (storetest.Upgrader, error) {
+		return postgres.Open(ctx, dsn, postgres.Options{})
+	})
+}

@@ -67,7 +67,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		Integrity: integrity,
 		Journal:   func(context.Context, *sql.DB) string { return journal(path) },
 	}
-	return sqlstore.New(db, d, sqlstore.Opened{Path: path, Version: version, Known: len(migrations), Now: opts.Now}), nil
+	return sqlstore.New(db, d, sqlstore.Opened{Path: path, Version: version, Known: len(migrations), From: o.from, Now: opts.Now}), nil
 }
 
 // opener opens one database file.
@@ -80,6 +80,9 @@ type opener struct {
 	// beforeConnect, when set, runs just before the connection opens:
 	// tests race the owner's close against it.
 	beforeConnect func()
+	// from is the version open found, under the migration's lock when
+	// it migrated.
+	from int
 }
 
 func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
@@ -143,11 +146,14 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 		return db, 0, fmt.Errorf("%w: version %d, this agentctl knows up to %d; upgrade agentctl (the database was left as it was)",
 			store.ErrNewerSchema, version, len(migrations))
 	case readOnly || version == len(migrations):
+		o.from = version
 		return db, version, nil
 	}
-	if err := migrate(ctx, db); err != nil {
+	from, err := migrate(ctx, db)
+	if err != nil {
 		return db, 0, err
 	}
+	o.from = from
 	return db, len(migrations), nil
 }
 
@@ -488,24 +494,27 @@ func resultShape(x string) string {
 		ELSE 0 END`, "{x}", x)
 }
 
-func migrate(ctx context.Context, db *sql.DB) error {
+// migrate brings the schema up to date in one transaction, and returns
+// the version it found under the lock.
+func migrate(ctx context.Context, db *sql.DB) (int, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
 	// Another process may have migrated while we waited for the lock.
 	var v int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return err
+		return 0, err
 	}
+	from := v
 	for ; v < len(migrations); v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+			return 0, fmt.Errorf("migrate to schema %d: %w", v+1, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
-		return err
+		return 0, err
 	}
-	return tx.Commit()
+	return from, tx.Commit()
 }

@@ -178,3 +178,15 @@ func TestOldProcess(t *testing.T) {
 		Delete: `DELETE FROM events WHERE run_id IN (?)`,
 	})
 }
+
+// Of processes racing to open a database at an older schema, one
+// migrates it and says so; the others find it done.
+func TestRacingUpgrade(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	db := oldRun(t, path)
+	rewind(t, db, timingsSchema)
+	db.Close()
+	storetest.RacingUpgrade(t, timingsSchema, func() (storetest.Upgrader, error) {
+		return Open(context.Background(), path, Options{})
+	})
+}

@@ -57,6 +57,7 @@ type DB struct {
 	path    string // where it is, for messages
 	version int    // schema version found on open
 	known   int    // schema version this build writes
+	from    int    // schema version this open migrated from (version if none)
 	stmts   stmts
 	rebinds sync.Map // query → query with $n placeholders
 }
@@ -69,6 +70,10 @@ type Opened struct {
 	Path string
 	// Version is its schema version; Known the latest this build knows.
 	Version, Known int
+	// From is the version this open migrated from, as found under the
+	// migration's lock (another process may have migrated first): Version
+	// when it did not migrate, 0 for a database it created.
+	From int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -81,12 +86,18 @@ func New(db *sql.DB, d Dialect, o Opened) *DB {
 	if d.Classify == nil {
 		d.Classify = func(err error) error { return err }
 	}
-	return &DB{db: db, d: d, now: o.Now, path: o.Path, version: o.Version, known: o.Known}
+	return &DB{db: db, d: d, now: o.Now, path: o.Path, version: o.Version, known: o.Known, from: o.From}
 }
 
 // Schema returns the schema version found on open and the latest this
 // build knows; a database opened only to read is not migrated.
 func (s *DB) Schema() (found, known int) { return s.version, s.known }
+
+// UpgradedFrom returns the schema version this open migrated the
+// database from: the version found under the migration's lock, so that
+// of two processes racing to migrate, only the one that did says so.
+// It is the found version when the open did not migrate.
+func (s *DB) UpgradedFrom() int { return s.from }
 
 // SQL returns the underlying database, for the backend's own work
 // (migrations, copying).

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -86,5 +87,55 @@ func OldProcess(t *testing.T, s store.Store, db *sql.DB, old OldSQL) {
 		t.Errorf("an old process's prune: %v, %d events left, want none", err, n)
 	case !old.DeleteWorks && (err == nil || n != 4):
 		t.Errorf("an old process's prune: %v, %d events left, want it refused and 4", err, n)
+	}
+}
+
+// Upgrader is a store that says which schema version its open found and
+// migrated from.
+type Upgrader interface {
+	store.Store
+	Schema() (found, known int)
+	UpgradedFrom() int
+}
+
+// RacingUpgrade opens a database at schema version old from four
+// goroutines at once, each its own connection pool as another process
+// would be: every open ends at the latest schema, and exactly one says it
+// upgraded from old; the others found it done (agentctl migrate says
+// "upgraded" once).
+func RacingUpgrade(t *testing.T, old int, open func() (Upgrader, error)) {
+	t.Helper()
+	const n = 4
+	froms := make(chan int, n)
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			db, err := open()
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			if found, known := db.Schema(); found != known {
+				errs <- fmt.Errorf("schema %d of %d after open", found, known)
+				return
+			}
+			froms <- db.UpgradedFrom()
+		}()
+	}
+	close(start)
+	var got []int
+	for range n {
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		case f := <-froms:
+			got = append(got, f)
+		}
+	}
+	if slices.Sort(got); got[0] != old || got[1] == old {
+		t.Errorf("racing opens upgraded from %v, want %d once", got, old)
 	}
 }
