@@ -28,7 +28,7 @@ func parse(r io.Reader) (metrics, string) {
 	for sc.Scan() {
 		line := sc.Text()
 		if v, ok := strings.CutPrefix(line, "cpu: "); ok {
-			cpu = v
+			cpu = strings.TrimSpace(v)
 		}
 		g := benchLine.FindStringSubmatch(line)
 		if g == nil {
