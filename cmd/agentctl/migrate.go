@@ -60,6 +60,7 @@ func (a *app) migrateCmd() *cobra.Command {
 			case !backend.IsPostgres(to):
 				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL or PostgreSQL key=value settings", backend.Redact(to)))
 			}
+			gcForLongRunning() // a copy holds the source's rows
 			src, err := openDB(ctx, from, backend.Options{})
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)

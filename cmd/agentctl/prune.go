@@ -86,7 +86,10 @@ func (a *app) pruneCmd() *cobra.Command {
   agentctl prune --completed-before 2026-01-01 --keep-audit --vacuum
   0 3 * * * agentctl prune --completed-before 30d --keep-audit -o json >> /var/log/agentctl-prune.log`,
 		Args: argsCheck(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.prune(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			gcForLongRunning() // batch after batch, as long as history is
+			return a.prune(cmd, f)
+		},
 	}
 	cmd.Flags().StringVar(&f.before, "completed-before", "", "prune the trees that ended before `AGE|TIME`: a duration back from now (30d) or a time (RFC 3339, a date); required")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "count what would be deleted, and change nothing")

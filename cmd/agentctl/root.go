@@ -108,6 +108,7 @@ type app struct {
 
 // Main runs agentctl with os.Args and returns the exit code.
 func Main() int {
+	gcForShortCommand()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stop: make(chan struct{})}

@@ -71,6 +71,7 @@ func (a *app) serveCmd() *cobra.Command {
   agentctl serve --config ops.yaml --listen :8443 --tls-cert cert.pem --tls-key key.pem`,
 		Args: argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			gcForLongRunning()
 			flagged := func(name string) bool { return cmd.Flags().Changed(name) }
 			return a.serve(cmd.Context(), f, flagged)
 		},

@@ -58,6 +58,7 @@ func (a *app) workerCmd() *cobra.Command {
 		Long:  workerHelp,
 		Args:  argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			gcForLongRunning()
 			if f.concurrency < 1 {
 				return usageErr(fmt.Errorf("--concurrency %d: want 1 or more", f.concurrency))
 			}
