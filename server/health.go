@@ -100,7 +100,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, f store.FeedFilt
 // runEvents is GET /v1/runs/{id}/events: a root run's tree's events, a
 // sub-run's own.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := s.resolve(r, p)
+	id, err := s.resolveID(r, p, false) // the run is read below
 	if err != nil {
 		return err
 	}
