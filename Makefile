@@ -28,7 +28,7 @@ bench:
 	@mkdir -p bin
 	$(GO) test -run '^$$' -bench '^BenchmarkCold' -benchtime 25x ./cmd/agentctl/ | tee bin/bench.txt
 	$(GO) test -run '^$$' -bench '^Benchmark(RunToSuspension|ListSuspended|WorkerWakeup)$$' -benchtime 500x ./cmd/agentctl/ | tee -a bin/bench.txt
-	$(GO) test -run '^$$' -bench '^Benchmark(Throughput|BytesPerSuspendedRun)' -benchtime 1x ./cmd/agentctl/ | tee -a bin/bench.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(Throughput|BytesPerSuspendedRun|WALFrames)' -benchtime 1x ./cmd/agentctl/ | tee -a bin/bench.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkHTTPApprov' -benchtime 500x ./cmd/agentctl/ | tee -a bin/bench.txt
 	$(GO) run ./cmd/agentctl/testdata/perfdoc < bin/bench.txt > docs/performance.md
 
