@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
+	"github.com/agentctl/agentctl/engine/store/sqlite"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
@@ -17,7 +21,10 @@ commands that only read (list, show, events, status, doctor) never change
 it and ask for an upgrade instead.
 
 With them, bring the SQLite file's schema up to date (in place, as any
-command that writes would), then copy every run, call, decision, event,
+command that writes would; a file this user may not write, such as
+another's backup, is left as it is and an upgraded copy of it in TMPDIR
+is read, then removed; a file that is not there, or holds no agentctl
+database, is an error), then copy every run, call, decision, event,
 spec snapshot and API token from a SQLite database to a PostgreSQL one (the target's
 schema is created or brought up to date first), in one transaction,
 keeping run and call ids and the order of decisions and events, then
@@ -61,11 +68,11 @@ func (a *app) migrateCmd() *cobra.Command {
 				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL or PostgreSQL key=value settings", backend.Redact(to)))
 			}
 			gcForLongRunning() // a copy holds the source's rows
-			src, err := openDB(ctx, from, backend.Options{})
+			src, done, err := a.source(ctx, from)
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
-			defer src.Close()
+			defer done()
 			dst, err := openDB(ctx, to, backend.Options{})
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
@@ -122,4 +129,56 @@ func (a *app) upgrade(ctx context.Context, out format) error {
 	}
 	fmt.Fprintf(a.stdout, "database %s: schema %d, up to date\n", db.Path(), now)
 	return nil
+}
+
+// source opens the SQLite database migrate copies from, and returns what
+// closes it. One at this build's schema is read as it is, never written;
+// one that does not exist, or holds no agentctl schema, is an error
+// (nothing is created, nothing written). One at an
+// older schema is upgraded in place when this process may write it, as
+// any command that writes would; otherwise (another user's file, a
+// read-only mount) a copy of it, taken by SQLite from a read-only
+// connection, is upgraded in a private temporary directory, read, and
+// removed, the file left as it was.
+func (a *app) source(ctx context.Context, path string) (*sqlstore.DB, func(), error) {
+	db, err := openDB(ctx, path, backend.Options{Inspect: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	found, known := db.Schema()
+	switch {
+	case found == known:
+		return db, func() { db.Close() }, nil
+	case found == 0:
+		db.Close()
+		return nil, nil, &store.NotFoundError{What: "no agentctl database in " + path + " (it has no agentctl schema): nothing to copy"}
+	case sqlite.Writable(db.Path()):
+		db.Close()
+		if db, err = openDB(ctx, path, backend.Options{}); err != nil {
+			return nil, nil, err
+		}
+		return db, func() { db.Close() }, nil
+	}
+	dir, err := os.MkdirTemp("", "agentctl-migrate-")
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("copy %s to upgrade it: %w (TMPDIR names where the copy goes)", path, err)
+	}
+	fail := func(err error) (*sqlstore.DB, func(), error) {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("copy %s to upgrade it: %w", path, err)
+	}
+	cp := filepath.Join(dir, "source.db")
+	_, err = db.SQL().ExecContext(ctx, "VACUUM INTO ?", cp)
+	db.Close()
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(a.stderr, "agentctl: %s is at schema %d of %d and this user may not upgrade it in place: "+
+		"copying from an upgraded copy of it; the file is left as it was\n", path, found, known)
+	up, err := openDB(ctx, cp, backend.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	return up, func() { up.Close(); os.RemoveAll(dir) }, nil
 }

@@ -46,6 +46,12 @@ const Memory = ":memory:"
 // DB is a Store in one SQLite file.
 type DB = sqlstore.DB
 
+// Writable reports whether this process may write the database at path
+// in place, upgrading its schema: it owns the file and may write its
+// directory (where the -wal and -shm files go). Elsewhere than Unix it
+// is always true.
+func Writable(path string) bool { return writable(path) }
+
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
