@@ -20,16 +20,20 @@ date: any command that writes does so when it opens a database, while
 commands that only read (list, show, events, status, doctor) never change
 it and ask for an upgrade instead.
 
-With them, bring the SQLite file's schema up to date (in place, as any
-command that writes would; a file this user may not write, such as
-another's backup, is left as it is and an upgraded copy of it in TMPDIR
-is read, then removed; a file that is not there, or holds no agentctl
-database, is an error), then copy every run, call, decision, event,
-spec snapshot and API token from a SQLite database to a PostgreSQL one (the target's
-schema is created or brought up to date first), in one transaction,
-keeping run and call ids and the order of decisions and events, then
-verify that the target holds every row of the source, the same. The
-target may hold runs of its own.
+With them, copy every run, call, decision, event, spec snapshot and API
+token from a SQLite database to a PostgreSQL one (the target's schema is
+created or brought up to date first), in one transaction, keeping run and
+call ids and the order of decisions and events, then verify that the
+target holds every row of the source, the same. The target may hold runs
+of its own.
+
+The source is written only if its schema is older and this user owns it
+and may write it and its directory: it is then upgraded in place, as any
+command that writes would. Any other source (another user's backup, a
+read-only mount) is left as it is: a copy of it is taken into TMPDIR,
+which needs room for the whole database, upgraded there if need be, read,
+and removed. A source that is not there, or is not an agentctl database,
+is an error, and nothing is created.
 
 Rows are matched by what they are: a run by its id, a call by its run and
 id, a decision or event by its run and its place among the run's, a
@@ -40,7 +44,9 @@ new decisions and events added; a run the target has taken further (it
 was advanced there since it was copied) is left as it is there. A run
 changed in both (decided or advanced in each since it was copied) is a
 conflict: migrate copies nothing, names the runs and exits 4. Stop the processes
-using the SQLite file first, or what they do later is not copied.
+using the SQLite file first, or what they do later is not copied; a copy
+of another user's file that its owner wrote meanwhile is taken again, up
+to three times, and then migrate stops, having copied nothing.
 
 Examples:
   agentctl migrate --db ops.db
@@ -68,16 +74,16 @@ func (a *app) migrateCmd() *cobra.Command {
 				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL or PostgreSQL key=value settings", backend.Redact(to)))
 			}
 			gcForLongRunning() // a copy holds the source's rows
-			src, done, err := a.source(ctx, from)
-			if err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-			defer done()
 			dst, err := openDB(ctx, to, backend.Options{})
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
 			defer dst.Close()
+			src, done, err := a.source(ctx, from)
+			if err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			defer done()
 			copied, err := sqlstore.Copy(ctx, src, dst)
 			var moved *sqlstore.MovedError
 			switch {
@@ -132,53 +138,73 @@ func (a *app) upgrade(ctx context.Context, out format) error {
 }
 
 // source opens the SQLite database migrate copies from, and returns what
-// closes it. One at this build's schema is read as it is, never written;
-// one that does not exist, or holds no agentctl schema, is an error
-// (nothing is created, nothing written). One at an
-// older schema is upgraded in place when this process may write it, as
-// any command that writes would; otherwise (another user's file, a
-// read-only mount) a copy of it, taken by SQLite from a read-only
-// connection, is upgraded in a private temporary directory, read, and
-// removed, the file left as it was.
+// closes it. One that does not exist, or holds no agentctl schema, is an
+// error: nothing is created, nothing written. One this process may write
+// (it owns the file and may write it and its directory) is opened to
+// write, as by any command that writes: upgraded in place if its schema
+// is older. Any other (another user's, on a read-only mount) is left as
+// it is: a snapshot of it (snapshot) is read instead.
 func (a *app) source(ctx context.Context, path string) (*sqlstore.DB, func(), error) {
 	db, err := openDB(ctx, path, backend.Options{Inspect: true})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, fmt.Errorf("--from: %w", err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	found, known := db.Schema()
+	db.Close()
 	switch {
-	case found == known:
-		return db, func() { db.Close() }, nil
 	case found == 0:
-		db.Close()
-		return nil, nil, &store.NotFoundError{What: "no agentctl database in " + path + " (it has no agentctl schema): nothing to copy"}
+		return nil, nil, &store.NotFoundError{What: "no agentctl database in " + path + " (it has no agentctl schema): nothing to copy; check --from"}
 	case sqlite.Writable(db.Path()):
-		db.Close()
 		if db, err = openDB(ctx, path, backend.Options{}); err != nil {
 			return nil, nil, err
 		}
 		return db, func() { db.Close() }, nil
 	}
+	return a.snapshot(ctx, path, found, known)
+}
+
+// snapshotTries is how many times snapshot copies a database that
+// another process writes meanwhile before it gives up.
+const snapshotTries = 3
+
+// snapshot copies the database at path, which this process may not
+// write, into a private temporary directory under TMPDIR, taken whole
+// from a read-only connection (sqlite.Snapshot), again if another
+// process wrote it meanwhile; upgrades the copy's schema if older (found
+// of known); and returns it open, with what closes and removes it.
+func (a *app) snapshot(ctx context.Context, path string, found, known int) (*sqlstore.DB, func(), error) {
 	dir, err := os.MkdirTemp("", "agentctl-migrate-")
 	if err != nil {
-		db.Close()
-		return nil, nil, fmt.Errorf("copy %s to upgrade it: %w (TMPDIR names where the copy goes)", path, err)
+		return nil, nil, fmt.Errorf("copy %s: %w (TMPDIR names where the copy goes)", path, err)
 	}
 	fail := func(err error) (*sqlstore.DB, func(), error) {
 		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("copy %s to upgrade it: %w", path, err)
+		return nil, nil, err
 	}
 	cp := filepath.Join(dir, "source.db")
-	_, err = db.SQL().ExecContext(ctx, "VACUUM INTO ?", cp)
-	db.Close()
-	if err != nil {
-		return fail(err)
+	for try := 1; ; try++ {
+		err = sqlite.Snapshot(ctx, path, cp, sqlite.Options{})
+		if !errors.Is(err, sqlite.ErrChanged) || try == snapshotTries {
+			break
+		}
 	}
-	fmt.Fprintf(a.stderr, "agentctl: %s is at schema %d of %d and this user may not upgrade it in place: "+
-		"copying from an upgraded copy of it; the file is left as it was\n", path, found, known)
+	switch {
+	case errors.Is(err, sqlite.ErrChanged):
+		return fail(fmt.Errorf("copy %s: %w, %d times: another process is writing it; stop the processes using it, or migrate as its owner, and run migrate again",
+			path, err, snapshotTries))
+	case err != nil:
+		return fail(fmt.Errorf("copy %s into %s: %w (TMPDIR names where the copy goes: it needs room for the whole database)", path, dir, err))
+	}
 	up, err := openDB(ctx, cp, backend.Options{})
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("upgrade the copy of %s in %s: %w (TMPDIR names where the copy goes: it needs room for the whole database)", path, dir, err))
+	}
+	if found < known {
+		fmt.Fprintf(a.stderr, "agentctl: %s is at schema %d of %d and this user may not upgrade it in place: "+
+			"copying from an upgraded copy of it; the file is left as it was\n", path, found, known)
 	}
 	return up, func() { up.Close(); os.RemoveAll(dir) }, nil
 }

@@ -113,6 +113,9 @@ func TestMain(m *testing.M) {
 //	                        like exec, or exits N with -exit
 //	sqlhold FILE            hold the SQLite database's write lock (BEGIN
 //	                        IMMEDIATE) until the script ends
+//	sqlopen FILE            keep a connection to the SQLite database open
+//	                        until the script ends: what others commit
+//	                        stays in its -wal
 //	sqlexec FILE|URL SQL    run SQL on the database (SQLite or PostgreSQL)
 //	garble FILE OFFSET N    overwrite N bytes of FILE at OFFSET with 0xA5
 //	apireq [-status N] [-socket PATH] [-token T] [-H 'K: V']... METHOD URL [BODY]
@@ -221,6 +224,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["as"] = asUser
 	cmds["mkshared"] = mkshared
 	cmds["sqlhold"] = sqlhold
+	cmds["sqlopen"] = sqlopen
 	cmds["sqlexec"] = sqlexec
 	cmds["garble"] = garble
 	cmds["pidgone"] = pidgone
@@ -343,6 +347,26 @@ func sqlhold(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Defer(func() {
 		conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		db.Close()
+	})
+}
+
+// sqlopen keeps a connection to a database open, reading nothing, until
+// the script ends: as another process that has it open would, it keeps
+// what others commit in the -wal (the last to close a database
+// checkpoints it and removes the -wal and -shm).
+func sqlopen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sqlopen FILE")
+	}
+	db, err := sql.Open("sqlite", "file:"+ts.MkAbs(args[0])+"?_pragma=journal_mode(wal)")
+	ts.Check(err)
+	conn, err := db.Conn(context.Background())
+	ts.Check(err)
+	var n int
+	ts.Check(conn.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_schema").Scan(&n))
+	ts.Defer(func() {
 		conn.Close()
 		db.Close()
 	})

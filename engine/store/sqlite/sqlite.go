@@ -89,6 +89,8 @@ type opener struct {
 	// from is the version open found, under the migration's lock when
 	// it migrated.
 	from int
+	// mode is how open connected.
+	mode connection
 }
 
 func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
@@ -98,6 +100,9 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 		readOnly = false // nothing on disk to protect
 	case err == nil && fi.IsDir():
 		return nil, 0, fmt.Errorf("%w: it is a directory", store.ErrCannotWrite)
+	case err == nil && !fi.Mode().IsRegular():
+		// A FIFO would block the open; a device is no database file.
+		return nil, 0, fmt.Errorf("%w: not a regular file (%s)", store.ErrCorrupt, fi.Mode().Type())
 	case err != nil && readOnly:
 		return nil, 0, err
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -134,6 +139,7 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	if o.beforeConnect != nil {
 		o.beforeConnect()
 	}
+	o.mode = mode
 	db, version, err := o.connect(ctx, mode)
 	var se *sqlite.Error
 	if err != nil && mode == readForeign && errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_READONLY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN) {
@@ -142,6 +148,7 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 		if db != nil {
 			db.Close()
 		}
+		o.mode = readAsIs
 		db, version, err = o.connect(ctx, readAsIs)
 	}
 	if err != nil {
