@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -139,31 +140,36 @@ func (a *app) upgrade(ctx context.Context, out format) error {
 
 // source opens the SQLite database migrate copies from, and returns what
 // closes it. One that does not exist, or holds no agentctl schema, is an
-// error: nothing is created, nothing written. One this process may write
-// (it owns the file and may write it and its directory) is opened to
-// write, as by any command that writes: upgraded in place if its schema
-// is older. Any other (another user's, on a read-only mount) is left as
-// it is: a snapshot of it (snapshot) is read instead.
+// error: nothing is created, nothing written. One this process may
+// upgrade in place (sqlite.Writable) is opened to write, as by any
+// command that writes: upgraded if its schema is older. Any other
+// (another user's, a read-only file or mount) is left as it is: a
+// snapshot of it (snapshot) is read instead.
 func (a *app) source(ctx context.Context, path string) (*sqlstore.DB, func(), error) {
-	db, err := openDB(ctx, path, backend.Options{Inspect: true})
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, fmt.Errorf("--from: %w", err)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, &store.NotFoundError{What: "--from: no database at " + path}
 	}
+	if !sqlite.Writable(path) {
+		return a.snapshot(ctx, path)
+	}
+	db, err := openDB(ctx, path, backend.Options{Inspect: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	found, known := db.Schema()
+	found, _ := db.Schema()
 	db.Close()
-	switch {
-	case found == 0:
-		return nil, nil, &store.NotFoundError{What: "no agentctl database in " + path + " (it has no agentctl schema): nothing to copy; check --from"}
-	case sqlite.Writable(db.Path()):
-		if db, err = openDB(ctx, path, backend.Options{}); err != nil {
-			return nil, nil, err
-		}
-		return db, func() { db.Close() }, nil
+	if found == 0 {
+		return nil, nil, notAgentctl(path)
 	}
-	return a.snapshot(ctx, path, found, known)
+	if db, err = openDB(ctx, path, backend.Options{}); err != nil {
+		return nil, nil, err
+	}
+	return db, func() { db.Close() }, nil
+}
+
+// notAgentctl is the error of a source that holds no agentctl schema.
+func notAgentctl(path string) error {
+	return &store.NotFoundError{What: "no agentctl database in " + path + " (it has no agentctl schema): nothing to copy; check --from"}
 }
 
 // snapshotTries is how many times snapshot copies a database that
@@ -173,9 +179,9 @@ const snapshotTries = 3
 // snapshot copies the database at path, which this process may not
 // write, into a private temporary directory under TMPDIR, taken whole
 // from a read-only connection (sqlite.Snapshot), again if another
-// process wrote it meanwhile; upgrades the copy's schema if older (found
-// of known); and returns it open, with what closes and removes it.
-func (a *app) snapshot(ctx context.Context, path string, found, known int) (*sqlstore.DB, func(), error) {
+// process wrote it meanwhile; upgrades the copy's schema if older; and
+// returns it open, with what closes and removes it.
+func (a *app) snapshot(ctx context.Context, path string) (*sqlstore.DB, func(), error) {
 	dir, err := os.MkdirTemp("", "agentctl-migrate-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("copy %s: %w (TMPDIR names where the copy goes)", path, err)
@@ -193,10 +199,21 @@ func (a *app) snapshot(ctx context.Context, path string, found, known int) (*sql
 	}
 	switch {
 	case errors.Is(err, sqlite.ErrChanged):
-		return fail(fmt.Errorf("copy %s: %w, %d times: another process is writing it; stop the processes using it, or migrate as its owner, and run migrate again",
-			path, err, snapshotTries))
+		return fail(fmt.Errorf("copy %s: %w: %w, %d times: another process is writing it; stop the processes using it, or migrate as its owner, and run migrate again",
+			path, store.ErrBusy, err, snapshotTries))
+	case errors.Is(err, store.ErrCannotWrite):
+		return fail(fmt.Errorf("%w (TMPDIR names where the copy goes: it needs room for the whole database)", err))
 	case err != nil:
-		return fail(fmt.Errorf("copy %s into %s: %w (TMPDIR names where the copy goes: it needs room for the whole database)", path, dir, err))
+		return fail(err)
+	}
+	db, err := openDB(ctx, cp, backend.Options{Inspect: true})
+	if err != nil {
+		return fail(err)
+	}
+	found, known := db.Schema()
+	db.Close()
+	if found == 0 {
+		return fail(notAgentctl(path))
 	}
 	up, err := openDB(ctx, cp, backend.Options{})
 	if err != nil {

@@ -11,16 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writable reports whether this process owns the database file, may
-// write it, and may write its directory (that of the file a symbolic link
-// names, where SQLite puts them): the -wal and -shm files it would create
-// there are then its own to leave.
+// writable reports whether this process owns the database file and may
+// write its directory (that of the file a symbolic link names, where
+// SQLite puts them): the -wal and -shm files it would create there are
+// then its own to leave.
 func writable(path string) bool {
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		path = p
-	}
-	if unix.Access(path, unix.W_OK) != nil {
-		return false
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -42,4 +39,14 @@ func fileStateOf(path string) fileState {
 		mtime: time.Unix(st.Mtim.Unix()),
 		ino:   st.Ino,
 	}
+}
+
+// upgradable is writable, and the file's mode lets its owner write it
+// (root too is held to that), on a file system mounted to be written.
+func upgradable(path string) bool {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().Perm()&0o200 != 0 && unix.Access(path, unix.W_OK) == nil && writable(path)
 }

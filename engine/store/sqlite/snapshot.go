@@ -26,7 +26,12 @@ func Snapshot(ctx context.Context, path, dst string, opts Options) error {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 10 * time.Second
 	}
-	o := &opener{path: path, busy: opts.BusyTimeout, writable: func(string) bool { return false }}
+	// Read as another user would, creating no file beside it, unless
+	// its -wal holds writes that only a connection with a -shm can read
+	// and this process may make one there (the owner of a file it may
+	// not write).
+	withWAL := fileStateOf(path+"-wal").size > 0
+	o := &opener{path: path, busy: opts.BusyTimeout, writable: func(p string) bool { return withWAL && writable(p) }}
 	return o.snapshot(ctx, dst)
 }
 
@@ -51,7 +56,9 @@ func (o *opener) snapshot(ctx context.Context, dst string) error {
 		if before != stateOf(path) {
 			return fmt.Errorf("%w: %v", ErrChanged, err)
 		}
-		return fmt.Errorf("copy database %s: %w", path, o.classify(err))
+		// Reading the database worked (it opened), so what failed is
+		// most likely the copy's writing: say where that is.
+		return fmt.Errorf("copy database %s to %s: %w", path, dst, (&opener{path: dst}).classify(err))
 	}
 	if before != stateOf(path) {
 		os.Remove(dst)

@@ -95,3 +95,82 @@ func TestSnapshotChanged(t *testing.T) {
 		t.Error("the copy of a database that changed is left")
 	}
 }
+
+// backupWithoutShm copies the database at path and its -wal, not its
+// -shm, into a new directory, the database file with mode perm.
+func backupWithoutShm(t *testing.T, path string, perm os.FileMode) string {
+	t.Helper()
+	backup := filepath.Join(t.TempDir(), "b.db")
+	for _, suffix := range []string{"-wal", ""} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if suffix == "" {
+			mode = perm
+		}
+		if err := os.WriteFile(backup+suffix, b, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return backup
+}
+
+// TestOwnReadOnlyFileWithWAL: a database its owner may not write (mode
+// 0444) in a directory it may, with writes in its -wal and no -shm, is
+// read whole, as the owner reads it: by a read-only open and by a
+// snapshot, not as the file alone is on disk.
+func TestOwnReadOnlyFileWithWAL(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	ownerWithRuns(t, path, 3)
+	backup := backupWithoutShm(t, path, 0o444)
+	if Writable(backup) {
+		t.Error("Writable: a file of mode 0444 is not to be upgraded in place")
+	}
+	db, err := Open(ctx, backup, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.SQL().QueryRowContext(ctx, "SELECT count(*) FROM runs").Scan(&n); err != nil || n != 3 {
+		t.Errorf("a read-only open sees %d runs (%v), want the -wal's 3", n, err)
+	}
+	db.Close()
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	if err := Snapshot(ctx, backup, dst, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := runsIn(t, dst); n != 3 {
+		t.Errorf("the snapshot holds %d runs, want the -wal's 3", n)
+	}
+}
+
+// TestWritable: a database is upgraded in place only if its owner may
+// write it by its mode, root too.
+func TestWritable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	for _, c := range []struct {
+		perm os.FileMode
+		want bool
+	}{{0o644, true}, {0o600, true}, {0o444, false}, {0o044, false}} {
+		if err := os.WriteFile(path, nil, c.perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, c.perm); err != nil {
+			t.Fatal(err)
+		}
+		if got := Writable(path); got != c.want {
+			t.Errorf("Writable of a file of mode %v = %v, want %v", c.perm, got, c.want)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "link.db")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o644)
+	if !Writable(link) {
+		t.Error("Writable of a link to a writable file = false")
+	}
+}

@@ -47,10 +47,11 @@ const Memory = ":memory:"
 type DB = sqlstore.DB
 
 // Writable reports whether this process may write the database at path
-// in place, upgrading its schema: it owns the file and may write its
-// directory (where the -wal and -shm files go). Elsewhere than Unix it
-// is always true.
-func Writable(path string) bool { return writable(path) }
+// in place, upgrading its schema: it owns the file (that a symbolic link
+// names), the file's mode lets its owner write it (root included), the
+// file system is mounted to be written, and it may write the file's
+// directory (where the -wal and -shm files go).
+func Writable(path string) bool { return upgradable(path) }
 
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date.
