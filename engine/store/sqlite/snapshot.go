@@ -16,8 +16,9 @@ var ErrChanged = errors.New("the database changed while it was copied")
 
 // Snapshot writes to dst, a file that must not exist, a copy of the
 // database at path as it is (the writes in its -wal included), without
-// writing path or creating any file beside it, whoever owns it: SQLite's
-// VACUUM INTO from a read-only connection. A database whose -wal holds
+// writing path, whoever owns it: SQLite's VACUUM INTO from a read-only
+// connection, which creates no file beside it (but the -shm that its
+// owner, alone, may make to read the -wal). A database whose -wal holds
 // writes this process cannot read (its -shm missing, or either
 // unreadable) is refused rather than copied without them; one that
 // another process writes while it is copied fails with ErrChanged (the
