@@ -75,6 +75,9 @@ func (a *app) migrateCmd() *cobra.Command {
 				return usageErr(fmt.Errorf("--to %q: want a postgres:// URL or PostgreSQL key=value settings", backend.Redact(to)))
 			}
 			gcForLongRunning() // a copy holds the source's rows
+			if _, err := os.Stat(from); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("migrate: %w", &store.NotFoundError{What: "--from: no database at " + from})
+			}
 			dst, err := openDB(ctx, to, backend.Options{})
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
@@ -138,17 +141,15 @@ func (a *app) upgrade(ctx context.Context, out format) error {
 	return nil
 }
 
-// source opens the SQLite database migrate copies from, and returns what
-// closes it. One that does not exist, or holds no agentctl schema, is an
-// error: nothing is created, nothing written. One this process may
+// source opens the SQLite database migrate copies from (migrate has
+// checked that it exists, before the target is opened), and returns what
+// closes it. One that holds no agentctl schema is an error: nothing is
+// written. One this process may
 // upgrade in place (sqlite.Writable) is opened to write, as by any
 // command that writes: upgraded if its schema is older. Any other
 // (another user's, a read-only file or mount) is left as it is: a
 // snapshot of it (snapshot) is read instead.
 func (a *app) source(ctx context.Context, path string) (*sqlstore.DB, func(), error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, &store.NotFoundError{What: "--from: no database at " + path}
-	}
 	if !sqlite.Writable(path) {
 		return a.snapshot(ctx, path)
 	}
@@ -190,9 +191,13 @@ func (a *app) snapshot(ctx context.Context, path string) (*sqlstore.DB, func(), 
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
+	busy, err := busyTimeout()
+	if err != nil {
+		return fail(err)
+	}
 	cp := filepath.Join(dir, "source.db")
 	for try := 1; ; try++ {
-		err = sqlite.Snapshot(ctx, path, cp, sqlite.Options{})
+		err = sqlite.Snapshot(ctx, path, cp, sqlite.Options{BusyTimeout: busy})
 		if !errors.Is(err, sqlite.ErrChanged) || try == snapshotTries {
 			break
 		}

@@ -21,5 +21,5 @@ func fileStateOf(path string) fileState {
 	if err != nil {
 		return fileState{}
 	}
-	return fileState{size: fi.Size(), mtime: fi.ModTime()}
+	return fileState{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 }

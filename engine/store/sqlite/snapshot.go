@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -24,15 +23,12 @@ var ErrChanged = errors.New("the database changed while it was copied")
 // another process writes while it is copied fails with ErrChanged (the
 // copy, which may mix two states, is removed).
 func Snapshot(ctx context.Context, path, dst string, opts Options) error {
-	if opts.BusyTimeout == 0 {
-		opts.BusyTimeout = 10 * time.Second
-	}
 	// Read as another user would, creating no file beside it, unless
 	// its -wal holds writes that only a connection with a -shm can read
 	// and this process may make one there (the owner of a file it may
 	// not write).
 	withWAL := fileStateOf(path+"-wal").size > 0
-	o := &opener{path: path, busy: opts.BusyTimeout, writable: func(p string) bool { return withWAL && writable(p) }}
+	o := &opener{path: path, busy: opts.busy(), writable: func(p string) bool { return withWAL && writable(p) }}
 	return o.snapshot(ctx, dst)
 }
 
@@ -75,7 +71,7 @@ func (o *opener) snapshot(ctx context.Context, dst string) error {
 // before it, before the copy began, leaves it as it was.
 type fileState struct {
 	size  int64
-	mtime time.Time
+	mtime int64 // nanoseconds since 1970
 	ino   uint64
 }
 

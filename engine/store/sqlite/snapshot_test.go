@@ -165,12 +165,4 @@ func TestWritable(t *testing.T) {
 			t.Errorf("Writable of a file of mode %v = %v, want %v", c.perm, got, c.want)
 		}
 	}
-	link := filepath.Join(t.TempDir(), "link.db")
-	if err := os.Symlink(path, link); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(path, 0o644)
-	if !Writable(link) {
-		t.Error("Writable of a link to a writable file = false")
-	}
 }

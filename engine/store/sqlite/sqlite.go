@@ -39,6 +39,14 @@ type Options struct {
 	ReadOnly bool
 }
 
+// busy is the busy timeout, its default if unset.
+func (o Options) busy() time.Duration {
+	if o.BusyTimeout == 0 {
+		return 10 * time.Second
+	}
+	return o.BusyTimeout
+}
+
 // Memory, as a path, opens an empty database in memory that lives as
 // long as the DB: what a read of a database that does not exist yet sees.
 const Memory = ":memory:"
@@ -56,10 +64,7 @@ func Writable(path string) bool { return upgradable(path) }
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	if opts.BusyTimeout == 0 {
-		opts.BusyTimeout = 10 * time.Second
-	}
-	o := &opener{path: path, busy: opts.BusyTimeout, writable: writable}
+	o := &opener{path: path, busy: opts.busy(), writable: writable}
 	db, version, err := o.open(ctx, opts.ReadOnly)
 	if err != nil {
 		if db != nil {
