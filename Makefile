@@ -6,21 +6,30 @@ SHELL       := /bin/bash
 
 GO      ?= go
 BIN     := bin/agentctl
+START   := $(shell date +%s.%N)
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test bench scale crash fuzz demo screenshots man clean
+.PHONY: build test race bench scale crash fuzz demo screenshots man clean
 
 build:
 	$(GO) build -buildvcs=auto -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false); no symbol table or DWARF, no local paths: 31 MB instead of 44
 
-# gofmt check, vet, then every test (testscript scenarios included) under
-# the race detector (cmd/agentctl alone takes about ten minutes on 2 cores,
-# past go test's default timeout).
-test:
+# gofmt check, vet, then every test under the race detector, with the
+# scenarios and the crash and stress tests driving bin/agentctl, built
+# once without it (AGENTCTL_TEST_BIN). testsum prints each package's
+# result, the output of tests that failed, the counts, the wall time and
+# the ten slowest tests.
+test: build
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -race -timeout 30m ./...
+	AGENTCTL_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -race -json -timeout 20m ./... | $(GO) run ./internal/testsum -label 'make test' -since $(START)
+
+# The scenarios and the tests that start agentctl processes again, each
+# process built with the race detector (the test binary itself).
+RACE_TESTS := ^(TestScripts|TestCrash|TestRaceStress)$$
+race:
+	$(GO) test -race -json -timeout 30m -run '$(RACE_TESTS)' ./cmd/agentctl/ | $(GO) run ./internal/testsum -label 'make race' -since $(START)
 
 # Benchmarks, each against a floor measured in the same run: prints one
 # table and writes docs/performance.md (method and machine included).

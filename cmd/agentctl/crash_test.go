@@ -43,6 +43,7 @@ agents:
 // CRASH_KILLS sets how many processes to kill (default 50; make crash
 // runs 1000).
 func TestCrash(t *testing.T) {
+	t.Parallel() // with the scenarios: each works in a directory of its own
 	kills := envInt("CRASH_KILLS", 50)
 	seed := envInt("CRASH_SEED", 1)
 	if testing.Short() {

@@ -33,44 +33,100 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(prebuilt{m}, map[string]func(){
 		"agentctl": func() { os.Exit(Main()) },
 		// apireq is one HTTP request to agentctl serve (serve_test.go).
-		"apireq": func() { os.Exit(apireqMain()) },
+		"apireq": func() { helperExit(apireqMain()) },
 		// webhook-receiver is a Standard Webhooks receiver that logs
 		// what it gets (receiver_test.go).
-		"webhook-receiver": func() { os.Exit(receiverMain()) },
+		"webhook-receiver": func() { helperExit(receiverMain()) },
 		// bench-child is a benchmark's worker process (perf_test.go).
-		"bench-child": func() { os.Exit(benchChild()) },
+		"bench-child": func() { helperExit(benchChild()) },
 		// mcp-demo-server is the demo MCP server (stdio).
 		"mcp-demo-server": func() {
 			if err := demoserver.Serve(); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
+			helperExit(0)
 		},
 		// appendline FILE TEXT appends a line to FILE: exec tools in
 		// scenarios use it to leave a countable trace of each execution.
 		// It prints "appended TEXT".
-		"appendline": func() {
-			if len(os.Args) != 3 {
-				fmt.Fprintln(os.Stderr, "usage: appendline FILE TEXT")
-				os.Exit(2)
-			}
-			f, err := os.OpenFile(os.Args[1], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-			if err == nil {
-				_, err = fmt.Fprintln(f, os.Args[2])
-				err = errors.Join(err, f.Close())
-			}
-			if err == nil {
-				fmt.Printf("appended %s\n", os.Args[2])
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-		},
+		"appendline": func() { helperExit(appendline(os.Args[1:])) },
 	})
+}
+
+// helperExit ends a helper program of this test binary. Built with the
+// race detector, a process that exits 0 first sleeps a second to catch
+// races at exit (ThreadSanitizer's atexit_sleep_ms), unless $GORACE says
+// otherwise; exec tools and other users' processes do not get $GORACE,
+// and these helpers' own races are not under test, so a helper that
+// succeeds exits at once. Failures go through os.Exit as usual.
+func helperExit(code int) {
+	if code == 0 {
+		syscall.Exit(0) // os.Stdout and os.Stderr are unbuffered
+	}
+	os.Exit(code)
+}
+
+func appendline(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: appendline FILE TEXT")
+		return 2
+	}
+	f, err := os.OpenFile(args[0], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = fmt.Fprintln(f, args[1])
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("appended %s\n", args[1])
+	return 0
+}
+
+// prebuilt runs the tests with $AGENTCTL_TEST_BIN, when set, as the
+// agentctl on PATH: an agentctl built once, without the race detector,
+// for the scenarios and the tests that start agentctl processes (make
+// test sets it; make race leaves it unset, and they run this test
+// binary, race detector and all). The other commands on PATH stay this
+// binary's.
+type prebuilt struct{ m *testing.M }
+
+func (p prebuilt) Run() int {
+	// A process built with the race detector sleeps a second before it
+	// exits 0, to catch races at exit (ThreadSanitizer's atexit_sleep_ms);
+	// the processes tests start are many and short, and races while one
+	// exits are not what they test.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	bin := os.Getenv("AGENTCTL_TEST_BIN")
+	if bin == "" {
+		return p.m.Run()
+	}
+	if !filepath.IsAbs(bin) {
+		fmt.Fprintf(os.Stderr, "AGENTCTL_TEST_BIN=%s: want an absolute path\n", bin)
+		return 2
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		fmt.Fprintf(os.Stderr, "AGENTCTL_TEST_BIN=%s: not an executable file (%v)\n", bin, err)
+		return 2
+	}
+	dir, err := os.MkdirTemp("", "agentctl-prebuilt")
+	if err == nil {
+		defer os.RemoveAll(dir)
+		err = os.Symlink(bin, filepath.Join(dir, "agentctl"))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return p.m.Run()
 }
 
 // TestScripts runs the scenarios in testdata/scripts. Each gets a fresh
@@ -118,11 +174,14 @@ func TestMain(m *testing.M) {
 //	                        stays in its -wal
 //	sqlexec FILE|URL SQL    run SQL on the database (SQLite or PostgreSQL)
 //	garble FILE OFFSET N    overwrite N bytes of FILE at OFFSET with 0xA5
-//	apireq [-status N] [-socket PATH] [-token T] [-H 'K: V']... METHOD URL [BODY]
-//	                        one HTTP request to agentctl serve (a program:
-//	                        exec it, or run it with as); its body on stdout,
-//	                        "status N" on stderr; fails unless the status is
-//	                        N (default: any 2xx)
+//	api [-status N] [-socket PATH] [-token T] [-H 'K: V']... [-events N] [-include] METHOD URL [BODY|@FILE]
+//	                        one HTTP request to agentctl serve; its body on
+//	                        stdout, "status N" on stderr; fails unless the
+//	                        status is N (default: any 2xx), and whatever
+//	                        the status when the response is not what the
+//	                        OpenAPI document says
+//	apireq ...              the same as a program, to run as another user
+//	                        (as USER apireq ...) or in the background
 //	waitready FILE NAME     wait for serve --ready-file FILE, and set $NAME to
 //	                        the base URL in it
 //	httpserver NAME         serve HTTP on loopback until the script ends, set
@@ -132,6 +191,7 @@ func TestMain(m *testing.M) {
 //	                        -unix serves on the socket $WORK/NAME.sock and
 //	                        sets $NAME to unix:PATH
 func TestScripts(t *testing.T) {
+	t.Parallel() // with the scenarios: each works in a directory of its own
 	t.Cleanup(stopPG)
 	examples, err := filepath.Abs("../../examples/agents")
 	if err != nil {
@@ -147,6 +207,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
 			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("GORACE", os.Getenv("GORACE")) // see prebuilt
 			return scenario.Setup(env)
 		},
 		Cmds: testCmds(),
@@ -215,6 +276,7 @@ func newPGDatabase(name string) (string, error) {
 // start.
 func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	cmds := scenario.Commands()
+	cmds["api"] = apireqCmd
 	cmds["httpserver"] = httpserver
 	cmds["mcpserver"] = mcpserver
 	cmds["openaiserver"] = modelserver(modeltest.OpenAI)
@@ -462,6 +524,12 @@ func asUser(ts *testscript.TestScript, neg bool, args []string) {
 		prog = filepath.Join(shared, "bin", prog)
 		if _, err := os.Stat(prog); err != nil {
 			self, err := os.Executable()
+			if args[1] == "agentctl" { // the prebuilt one, when there is one
+				self, err = exec.LookPath("agentctl")
+				if err == nil {
+					self, err = filepath.EvalSymlinks(self)
+				}
+			}
 			ts.Check(err)
 			ts.Check(os.MkdirAll(filepath.Dir(prog), 0o755))
 			// A hard link, not a copy: a file written here could still be
@@ -478,7 +546,7 @@ func asUser(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Args[0] = filepath.Base(args[1]) // agentctl, apireq: the test binary acts as the program its name says
 	cmd.Dir = shared
 	var env []string
-	for _, kv := range []string{"AGENTCTL_DB", "PATH", "TMPDIR"} {
+	for _, kv := range []string{"AGENTCTL_DB", "PATH", "TMPDIR", "GORACE"} {
 		env = append(env, kv+"="+ts.Getenv(kv))
 	}
 	cmd.Env = append(env, "HOME="+shared, "USER=root") // USER must not matter

@@ -32,101 +32,197 @@ import (
 // apireqMain is the apireq program of the scenarios: one HTTP request
 // to agentctl serve, its body on stdout.
 //
-//	apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] [-include] METHOD URL [BODY|@FILE]
+//	apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] [-include] [-until REGEXP] METHOD URL [BODY|@FILE]
 //
 // URL is the server's base URL and a path (with -socket, a path alone).
 // With -events, it reads an event stream's first N events, then hangs
 // up (GET /v1/events never ends by itself). @FILE sends FILE's bytes.
-// It exits 0 when the status is N (default: any 2xx), else 1, saying
-// the status on stderr; 3 when the response is not what the OpenAPI
-// document (api.OpenAPI) says the route answers, whatever its status
-// (for the routes it documents: the inbox's pages are not the API).
-// With -include the status line and headers come first, as curl -i.
+// With -until (a GET), it asks again every 10ms, for up to a minute,
+// until the body matches REGEXP: what a run that goes on in the
+// background reaches. It exits 0 when the status is N (default: any
+// 2xx), else 1, saying the status on stderr; 3 when the response is not
+// what the OpenAPI document (api.OpenAPI) says the route answers,
+// whatever its status (for the routes it documents: the inbox's pages
+// are not the API). With -include the status line and headers come
+// first, as curl -i.
 func apireqMain() int {
-	fs := flag.NewFlagSet("apireq", flag.ContinueOnError)
-	want := fs.Int("status", 0, "")
-	socket := fs.String("socket", "", "")
-	tok := fs.String("token", "", "")
-	events := fs.Int("events", 0, "")
-	include := fs.Bool("include", false, "")
-	var headers []string
-	fs.Func("H", "", func(s string) error { headers = append(headers, s); return nil })
-	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() < 2 || fs.NArg() > 3 {
-		fmt.Fprintln(os.Stderr, "usage: apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] METHOD URL [BODY]")
+	return apireq(os.Args[1:], apireqEnv{stdout: os.Stdout, stderr: os.Stderr, abs: func(p string) string { return p },
+		checker: func() (*apitest.Checker, error) { return apitest.Load(api.OpenAPI()) }})
+}
+
+// apireqCmd is the script command api: apireq in the test process,
+// without a process or an OpenAPI document loaded per request (the
+// program remains, for as USER apireq and a request in the background).
+// The exit codes of the program that mean a defect in the scenario or
+// the server (2: usage, 3: not what the OpenAPI document says) fail the
+// script whatever its !.
+func apireqCmd(ts *testscript.TestScript, neg bool, args []string) {
+	code := apireq(args, apireqEnv{stdout: ts.Stdout(), stderr: ts.Stderr(), abs: ts.MkAbs, checker: openAPIChecker})
+	switch {
+	case code == 2 || code == 3:
+		ts.Fatalf("api: exit %d", code)
+	case neg && code == 0:
+		ts.Fatalf("api: unexpected success")
+	case !neg && code != 0:
+		ts.Fatalf("api: exit %d", code)
+	}
+}
+
+// openAPIChecker is the document's checker, loaded once for all the
+// scenarios (a Checker is safe for concurrent use).
+var openAPIChecker = sync.OnceValues(func() (*apitest.Checker, error) { return apitest.Load(api.OpenAPI()) })
+
+// apireqEnv is where apireq writes, how it makes a path absolute, and
+// where it gets the OpenAPI checker.
+type apireqEnv struct {
+	stdout, stderr io.Writer
+	abs            func(string) string
+	checker        func() (*apitest.Checker, error)
+}
+
+// apireqArgs are apireq's flags and arguments.
+type apireqArgs struct {
+	want, events      int
+	socket, tok, body string
+	include, hasBody  bool
+	until             *regexp.Regexp
+	headers           []string
+	method, url       string
+}
+
+func apireq(args []string, env apireqEnv) int {
+	a, ok := parseApireq(args, env.stderr)
+	if !ok {
 		return 2
 	}
-	url := fs.Arg(1)
-	// Redirects are answers to check, not to follow.
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	if *socket != "" {
+	// Redirects are answers to check, not to follow; a connection is not
+	// kept for another scenario's request.
+	tr := &http.Transport{DisableKeepAlives: true}
+	client := &http.Client{Transport: tr, Timeout: time.Minute,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	url := a.url
+	if a.socket != "" {
 		url = "http://agentctl" + url
-		client.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", *socket)
-		}}
-	}
-	var body io.Reader
-	if fs.NArg() == 3 {
-		body = strings.NewReader(fs.Arg(2))
-		if name, ok := strings.CutPrefix(fs.Arg(2), "@"); ok {
-			data, err := os.ReadFile(name)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 2
-			}
-			body = bytes.NewReader(data)
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", env.abs(a.socket))
 		}
 	}
-	req, err := http.NewRequest(fs.Arg(0), url, body)
+	var body []byte
+	if name, ok := strings.CutPrefix(a.body, "@"); ok {
+		data, err := os.ReadFile(env.abs(name))
+		if err != nil {
+			fmt.Fprintln(env.stderr, err)
+			return 2
+		}
+		body = data
+	} else if a.hasBody {
+		body = []byte(a.body)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		req, err := a.request(url, body)
+		if err != nil {
+			fmt.Fprintln(env.stderr, err)
+			return 2
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			fmt.Fprintln(env.stderr, err)
+			return 1
+		}
+		got, err := readBody(resp.Body, a.events)
+		resp.Body.Close()
+		if err == nil && a.until != nil && !a.until.Match(got) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polls a condition: a run going on in the server
+			continue
+		}
+		return apiresp(req, resp, got, err, a, env)
+	}
+}
+
+// parseApireq reads apireq's command line, saying what is wrong on stderr.
+func parseApireq(args []string, stderr io.Writer) (*apireqArgs, bool) {
+	var a apireqArgs
+	fs := flag.NewFlagSet("apireq", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&a.want, "status", 0, "")
+	fs.StringVar(&a.socket, "socket", "", "")
+	fs.StringVar(&a.tok, "token", "", "")
+	fs.IntVar(&a.events, "events", 0, "")
+	fs.BoolVar(&a.include, "include", false, "")
+	until := fs.String("until", "", "")
+	fs.Func("H", "", func(s string) error { a.headers = append(a.headers, s); return nil })
+	if err := fs.Parse(args); err != nil || fs.NArg() < 2 || fs.NArg() > 3 {
+		fmt.Fprintln(stderr, "usage: apireq [-status N] [-socket PATH] [-token TOKEN] [-H 'Name: value']... [-events N] [-include] [-until REGEXP] METHOD URL [BODY]")
+		return nil, false
+	}
+	a.method, a.url, a.body, a.hasBody = fs.Arg(0), fs.Arg(1), fs.Arg(2), fs.NArg() == 3
+	if *until != "" {
+		re, err := regexp.Compile(*until)
+		if err != nil || a.method != http.MethodGet {
+			fmt.Fprintf(stderr, "apireq: -until takes a regular expression, with GET (%v)\n", err)
+			return nil, false
+		}
+		a.until = re
+	}
+	return &a, true
+}
+
+// request is the request apireq sends.
+func (a *apireqArgs) request(url string, body []byte) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(a.method, url, r)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if *tok != "" {
-		req.Header.Set("Authorization", "Bearer "+*tok)
+	if a.tok != "" {
+		req.Header.Set("Authorization", "Bearer "+a.tok)
 	}
-	for _, h := range headers {
+	for _, h := range a.headers {
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer resp.Body.Close()
-	got, err := readBody(resp.Body, *events)
-	if *include {
-		fmt.Printf("%s %s\n", resp.Proto, resp.Status)
+	return req, nil
+}
+
+// apiresp prints a response apireq got, and checks it.
+func apiresp(req *http.Request, resp *http.Response, got []byte, readErr error, a *apireqArgs, env apireqEnv) int {
+	stdout, stderr := env.stdout, env.stderr
+	if a.include {
+		fmt.Fprintf(stdout, "%s %s\n", resp.Proto, resp.Status)
 		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
 			for _, v := range resp.Header[k] {
-				fmt.Printf("%s: %s\n", k, v)
+				fmt.Fprintf(stdout, "%s: %s\n", k, v)
 			}
 		}
-		fmt.Println()
+		fmt.Fprintln(stdout)
 	}
-	os.Stdout.Write(got)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	stdout.Write(got)
+	if readErr != nil {
+		fmt.Fprintln(stderr, readErr)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "status %d\n", resp.StatusCode)
+	fmt.Fprintf(stderr, "status %d\n", resp.StatusCode)
 	// Every response a scenario records is held against the OpenAPI
 	// document the server serves.
-	c, err := apitest.Load(api.OpenAPI())
+	c, err := env.checker()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	if !documented(req.URL.Path) {
 		// An inbox page: not the API.
 	} else if problems := c.Problems(req, resp, got); len(problems) > 0 {
-		fmt.Fprintf(os.Stderr, "apireq: the response is not what the OpenAPI document says:\n%s\n", strings.Join(problems, "\n"))
+		fmt.Fprintf(stderr, "apireq: the response is not what the OpenAPI document says:\n%s\n", strings.Join(problems, "\n"))
 		return 3
 	}
-	if *want == 0 && resp.StatusCode/100 == 2 || resp.StatusCode == *want {
+	if a.want == 0 && resp.StatusCode/100 == 2 || resp.StatusCode == a.want {
 		return 0
 	}
 	return 1

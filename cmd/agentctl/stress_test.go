@@ -43,6 +43,7 @@ agents:
 // call gets exactly one decision, the tool ran exactly for the calls
 // whose winning decision let it, and every losing process exited 4.
 func TestRaceStress(t *testing.T) {
+	t.Parallel() // with the scenarios: each works in a directory of its own
 	calls, procs := 100, 8
 	if testing.Short() {
 		calls = 20
