@@ -23,13 +23,13 @@ test: build
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	AGENTCTL_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -race -json -timeout 20m ./... | $(GO) run ./internal/testsum -label 'make test' -since $(START)
+	AGENTCTL_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -race -json -timeout 20m ./... | $(GO) run ./internal/testsum -label test -since $(START)
 
 # The scenarios and the tests that start agentctl processes again, each
 # process built with the race detector (the test binary itself).
 RACE_TESTS := ^(TestScripts|TestCrash|TestRaceStress)$$
 race:
-	$(GO) test -race -json -timeout 30m -run '$(RACE_TESTS)' ./cmd/agentctl/ | $(GO) run ./internal/testsum -label 'make race' -since $(START)
+	$(GO) test -race -json -timeout 30m -run '$(RACE_TESTS)' ./cmd/agentctl/ | $(GO) run ./internal/testsum -label race -since $(START)
 
 # Benchmarks, each against a floor measured in the same run: prints one
 # table and writes docs/performance.md (method and machine included).

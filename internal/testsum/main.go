@@ -55,7 +55,7 @@ type summary struct {
 func run(in io.Reader, out io.Writer, args []string, start time.Time) int {
 	fs := flag.NewFlagSet("testsum", flag.ContinueOnError)
 	slowest := fs.Int("slowest", 10, "how many of the slowest tests to list")
-	label := fs.String("label", "go test", "what the summary names the run")
+	label := fs.String("label", "tests", "what the summary names the run: one word")
 	since := fs.Float64("since", 0, "when the run began, in seconds since 1970 (default: when testsum began)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -146,8 +146,8 @@ func (s *summary) report(label string, slowest int, wall time.Duration) int {
 			leaves = append(leaves, r)
 		}
 	}
-	fmt.Fprintf(s.out, "\n%s: %d passed, %d failed, %d skipped (subtests included) in %s wall time\n",
-		label, count["pass"], count["fail"], count["skip"], wall.Round(time.Second))
+	fmt.Fprintf(s.out, "\n%s: %d passed, %d failed, %d skipped\n", label, count["pass"], count["fail"], count["skip"])
+	fmt.Fprintf(s.out, "(tests and subtests) in %s wall time\n", wall.Round(time.Second))
 	sort.SliceStable(leaves, func(i, j int) bool { return leaves[i].elapsed > leaves[j].elapsed })
 	if len(leaves) > slowest {
 		leaves = leaves[:slowest]

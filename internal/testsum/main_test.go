@@ -38,7 +38,7 @@ func TestSummary(t *testing.T) {
 		"the reason it failed\n",
 		"FAIL\tp\t9.1s\n",
 		"./q.go:1:1: a build error\n",
-		"go test: 1 passed, 2 failed, 1 skipped (subtests included) in 1m30s wall time\n",
+		"\ntests: 1 passed, 2 failed, 1 skipped\n(tests and subtests) in 1m30s wall time\n",
 		"the 2 slowest:\n     3.00s  p TestS/one\n     0.50s  p TestA\n",
 	} {
 		if !strings.Contains(got, want) {

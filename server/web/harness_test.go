@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,22 +224,59 @@ func (in *inbox) ran() int {
 	return bytes.Count(b, []byte("\n"))
 }
 
-// browser is a Chromium of its own (its own cookies), headless.
+// browser is a browser context of its own (its own cookies and
+// storage) in the Chromium the package's tests share, headless.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	path := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("headless", "new"), chromedp.WindowSize(1100, 1400))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancel3)
-	if err := chromedp.Do(ctx); err != nil {
+	shared, err := chromiums.get(chromium(t))
+	if err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
+	ctx, cancel := chromedp.NewContext(shared, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	ctx, cancel2 := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancel2)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a browser context: %v", err)
+	}
 	return ctx
+}
+
+// chromiums is the one Chromium of this package's tests: started on
+// first use, stopped by TestMain.
+var chromiums sharedChromium
+
+// sharedChromium starts Chromium once.
+type sharedChromium struct {
+	once   sync.Once
+	ctx    context.Context
+	err    error
+	cancel []context.CancelFunc
+}
+
+func (c *sharedChromium) get(path string) (context.Context, error) {
+	c.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+			chromedp.Flag("headless", "new"), chromedp.WindowSize(1100, 1400))
+		actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel2 := chromedp.NewContext(actx)
+		c.ctx, c.cancel = ctx, []context.CancelFunc{cancel2, cancel}
+		c.err = chromedp.Do(ctx) // the browser and its first tab
+	})
+	return c.ctx, c.err
+}
+
+// stop ends Chromium, if it was started.
+func (c *sharedChromium) stop() {
+	for _, cancel := range c.cancel {
+		cancel()
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	chromiums.stop()
+	os.Exit(code)
 }
 
 // chromium finds Chromium: skipped without it, unless
