@@ -71,7 +71,7 @@ func TestSummaryExitCodes(t *testing.T) {
 	}{
 		{pass, 0},
 		{"not json\n" + pass, 0}, // passed on as it is
-		{"", 1}, // no test ran
+		{"", 1},                  // no test ran
 		{pass + `{"Action":"fail","Package":"q","Elapsed":0.1}` + "\n", 1}, // a package failed outside any test
 	} {
 		var out bytes.Buffer
