@@ -109,8 +109,11 @@ func (p *pool) beat(ctx context.Context) {
 func (p *pool) beating(ctx context.Context) { every(ctx, p.e.lease.TTL/3, func() { p.beat(ctx) }) }
 
 // waking fans wake-ups out to the workers: one goroutine waits on the
-// database, the workers wait on it.
+// database, the workers wait on it. While the wait fails (the database
+// restarted, the connection dropped) the workers are woken each poll
+// instead, and it says so once, and once again when waiting works again.
 func (p *pool) waking(ctx context.Context) {
+	var down error
 	for ctx.Err() == nil {
 		if p.opts.Wait == nil {
 			sleep(ctx, p.opts.Poll)
@@ -118,9 +121,15 @@ func (p *pool) waking(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			p.log.Error("waiting for work failed", "err", err)
-			sleep(ctx, p.opts.Poll)
-			continue
+			retry := min(p.opts.Poll, time.Second)
+			if down == nil {
+				p.log.Error("waiting for work failed; looking for work every "+retry.String()+" until it works again", "err", err)
+			}
+			down = err
+			sleep(ctx, retry)
+		} else if down != nil {
+			p.log.Info("waiting for work works again", "after", down)
+			down = nil
 		}
 		for range p.opts.Concurrency {
 			select {

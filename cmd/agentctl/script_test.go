@@ -151,11 +151,16 @@ func (p prebuilt) Run() int {
 //	                        answers the first requests with these statuses
 //	                        (429 with Retry-After: 0)
 //	anthropicserver ...     the same on Anthropic's messages API
-//	pgserver NAME           set $NAME to the URL of a new, empty PostgreSQL
+//	pgserver [-own] NAME    set $NAME to the URL of a new, empty PostgreSQL
 //	                        database on a throwaway server (started once for
-//	                        all scenarios); scenarios using it begin with
+//	                        all scenarios; with -own, one for this scenario
+//	                        alone); scenarios using it begin with
 //	                        [!postgres] skip: the condition holds where the
-//	                        server binaries are, or AGENTCTL_REQUIRE_POSTGRES=1
+//	                        server binaries are, or AGENTCTL_REQUIRE_POSTGRES=1.
+//	                        Every server's transaction ids are old (see
+//	                        pgtest.FirstXID)
+//	pgrestart URL           restart the scenario's own server of URL
+//	                        (pg_ctl restart -m fast)
 //	mkuser NAME [GROUP...]  make sure the OS user NAME exists, in these OS
 //	                        groups (root only; scenarios using it begin
 //	                        with [!root] skip)
@@ -243,16 +248,53 @@ var (
 	pgSrv *pgtest.Server
 )
 
-// pgserver creates a database for a scenario.
+// pgserver creates a database for a scenario: on the shared server, or
+// with -own on a server of the scenario's own, which pgrestart may
+// restart.
 func pgserver(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: pgserver NAME")
+	own := len(args) == 2 && args[0] == "-own"
+	if own {
+		args = args[1:]
 	}
-	dsn, err := newPGDatabase(filepath.Base(ts.Getenv("WORK")))
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pgserver [-own] NAME")
+	}
+	if !own {
+		dsn, err := newPGDatabase(filepath.Base(ts.Getenv("WORK")))
+		if err != nil {
+			ts.Fatalf("postgres: %v", err)
+		}
+		ts.Setenv(args[0], dsn)
+		return
+	}
+	srv, err := pgtest.Start()
 	if err != nil {
 		ts.Fatalf("postgres: %v", err)
 	}
+	ts.Defer(srv.Stop)
+	dsn, err := srv.NewDB(context.Background(), "own")
+	if err != nil {
+		ts.Fatalf("postgres: %v", err)
+	}
+	ownPG.Store(dsn, srv)
+	ts.Defer(func() { ownPG.Delete(dsn) })
 	ts.Setenv(args[0], dsn)
+}
+
+// ownPG holds the scenarios' own servers, by the URL of their database.
+var ownPG sync.Map
+
+// pgrestart restarts a scenario's own server (pg_ctl restart -m fast),
+// named by the URL pgserver -own gave.
+func pgrestart(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pgrestart URL")
+	}
+	srv, ok := ownPG.Load(args[0])
+	if !ok {
+		ts.Fatalf("pgrestart: %s is no database of a server of this scenario's own (pgserver -own)", args[0])
+	}
+	ts.Check(srv.(*pgtest.Server).Restart())
 }
 
 // newPGDatabase creates a database on the shared server, starting it
@@ -282,6 +324,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["openaiserver"] = modelserver(modeltest.OpenAI)
 	cmds["anthropicserver"] = modelserver(modeltest.Anthropic)
 	cmds["pgserver"] = pgserver
+	cmds["pgrestart"] = pgrestart
 	cmds["mkuser"] = mkuser
 	cmds["as"] = asUser
 	cmds["mkshared"] = mkshared

@@ -347,3 +347,130 @@ func TestRacingUpgrade(t *testing.T) {
 		return postgres.Open(ctx, dsn, postgres.Options{})
 	})
 }
+
+// The feed pages events in commit order when transaction ids gain a
+// digit between them (a cluster's ids pass 10,000,000,000 here; a fresh
+// one passes 1,000 and 10,000 within minutes): each event once, none
+// missed, whatever the page size.
+func TestFeedAcrossDigitBoundary(t *testing.T) {
+	const boundary = 10_000_000_000
+	srv, err := pgtest.StartAt(boundary - 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	ctx := context.Background()
+	dsn, err := srv.NewDB(ctx, "digits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Burn transaction ids until five are left below the boundary.
+	for {
+		var x uint64
+		if err := db.SQL().QueryRowContext(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&x); err != nil {
+			t.Fatal(err)
+		}
+		if x >= boundary-6 {
+			if x > boundary-4 {
+				t.Fatalf("transaction id %d: opening the store took more than 400", x)
+			}
+			break
+		}
+	}
+	lease := store.Lease{Owner: "p", TTL: time.Minute}
+	r := &store.Run{ID: "01A", Agent: "a", Status: store.Running, SpecHash: "h", State: []byte("{}")}
+	if err := db.CreateRun(ctx, r, []byte("s"), lease); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 12 { // one transaction each
+		ty := fmt.Sprintf("e%02d", i)
+		want = append(want, ty)
+		if err := db.Checkpoint(ctx, lease, r, nil, store.Event{RunID: "01A", Type: store.EventType(ty)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, limit := range []int{1, 3, 5, 100} {
+		var got, cursors []string
+		after := ""
+		for range 100 {
+			evs, err := db.Feed(ctx, after, store.FeedFilter{Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 {
+				break
+			}
+			for _, e := range evs {
+				got, cursors = append(got, string(e.Type)), append(cursors, e.Cursor)
+			}
+			after = evs[len(evs)-1].Cursor
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("limit %d: the feed gave %v (cursors %v), want %v", limit, got, cursors, want)
+		}
+	}
+}
+
+// A Listener outlives its connection: after the server restarts, a Wait
+// says it reconnected (a wake-up: notifications sent meanwhile are
+// lost), and notifications arrive again.
+func TestListenerSurvivesRestart(t *testing.T) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	ctx := context.Background()
+	dsn, err := srv.NewDB(ctx, "listen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := postgres.Listen(ctx, dsn, "agentctl_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	notify := func(payload string) {
+		t.Helper()
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.SQL().ExecContext(ctx, `SELECT pg_notify('agentctl_test', $1)`, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify("one")
+	if got, err := l.Wait(ctx, 10*time.Second); got != "one" || err != nil {
+		t.Fatalf("before the restart: %q, %v", got, err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// Until it is back, Waits fail with ErrListenDown (the server is up
+	// again already here, so one attempt may do).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := l.Wait(ctx, time.Second)
+		if err == nil && got == "" && l.Err() == nil {
+			break
+		}
+		if err != nil && !errors.Is(err, postgres.ErrListenDown) {
+			t.Fatalf("a Wait after the restart: %v, want ErrListenDown or a wake-up", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reconnection in 30s: %v", err)
+		}
+	}
+	notify("two")
+	if got, err := l.Wait(ctx, 10*time.Second); got != "two" || err != nil {
+		t.Fatalf("after the restart: %q, %v", got, err)
+	}
+}

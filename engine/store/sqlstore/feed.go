@@ -46,10 +46,12 @@ func (s *DB) Feed(ctx context.Context, after string, f store.FeedFilter) ([]*sto
 	cols, where, args := `id, run_id, type, data, at`, []string{`id > ?`}, []any{id}
 	order := `id`
 	if s.d.XID {
-		cols += `, xid::text`
+		// The text of the id is a column of another name: ORDER BY xid
+		// would name it (and sort ids as text) were it called xid.
+		cols += `, xid::text AS xid_text`
 		where = []string{`(xid, id) > (CAST(? AS xid8), ?)`, `xid < pg_snapshot_xmin(pg_current_snapshot())`}
 		args = []any{strconv.FormatUint(xid, 10), id}
-		order = `xid, id`
+		order = `event_rows.xid, event_rows.id`
 	}
 	switch {
 	case f.RunID != "":
