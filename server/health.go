@@ -38,8 +38,9 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 200 when the store answers, the specs are loaded and the
-// server is not stopping; 503 otherwise, saying why.
+// readyz answers 200 when the store answers, the specs are loaded, every
+// loop that waits on the database works (Options.Loops) and the server
+// is not stopping; else 503, and status says why.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	why := ""
 	switch {
@@ -52,6 +53,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		if _, err := s.store.List(ctx, store.Filter{Limit: 1}); err != nil {
 			why = "store unavailable"
+		} else if p := s.loopProblems(); p != "" {
+			why = "degraded: " + p
 		}
 	}
 	if why != "" {
@@ -59,6 +62,18 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// loopProblems says which of the server's loops fail, and why.
+func (s *Server) loopProblems() string {
+	if s.opts.Loops == nil {
+		return ""
+	}
+	var out []string
+	for _, p := range s.opts.Loops.Problems() {
+		out = append(out, p.Loop+": "+p.Err.Error())
+	}
+	return strings.Join(out, "; ")
 }
 
 // metrics serves the Metrics hook, or 404.

@@ -20,6 +20,7 @@ import (
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/health"
 	"github.com/agentctl/agentctl/internal/wait"
 	"github.com/agentctl/agentctl/server/sse"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	// Metrics, when set, is served at /metrics (without authentication:
 	// it reports counts only).
 	Metrics http.Handler
+	// Loops, when set, are the server's loops that wait on the database
+	// (its workers', its event streams', its outbox's): while one fails,
+	// /readyz answers 503 and says which, and why.
+	Loops *health.Loops
 	// ObserveHTTP, when set, is called once per request with the route's
 	// pattern (not the raw path), the status and the duration.
 	ObserveHTTP func(route string, code int, d time.Duration)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/health"
+	"github.com/agentctl/agentctl/server/metrics"
 )
 
 const testRoles = `
@@ -412,6 +415,38 @@ func TestUnavailable(t *testing.T) {
 	}
 	if r := e.do("GET", "/healthz", "", nil); r.code != 200 {
 		t.Fatalf("healthz: %d", r.code)
+	}
+}
+
+// A loop that waits on the database and fails (its LISTEN connection
+// broke): the server is not ready, says which loop and why, and
+// /metrics says the loop is down; once a wait works again, it is ready.
+func TestLoopDown(t *testing.T) {
+	loops := &health.Loops{}
+	m := metrics.New(metrics.Options{Loops: loops})
+	e := newEnv(t, testRoles, func(o *Options) { o.Loops, o.Metrics = loops, m.Handler() })
+	var fail error
+	work := loops.Watch("work", func(context.Context, time.Duration) error { return fail })
+	loops.Watch("events", func(context.Context, time.Duration) error { return nil })
+	if r := e.do("GET", "/readyz", "", nil); r.code != 200 {
+		t.Fatalf("readyz: %d %s", r.code, r.body)
+	}
+	fail = errors.New("listening for notifications: no connection to the database: conn closed")
+	work(context.Background(), time.Millisecond)
+	if r := e.do("GET", "/readyz", "", nil); r.code != 503 ||
+		!strings.Contains(string(r.body), `"status": "degraded: work: listening for notifications: no connection to the database: conn closed"`) {
+		t.Fatalf("readyz with a loop down: %d %s", r.code, r.body)
+	}
+	r := e.do("GET", "/metrics", "", nil)
+	for _, want := range []string{"agentctl_loop_up{loop=\"events\"} 1\n", "agentctl_loop_up{loop=\"work\"} 0\n"} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	fail = nil
+	work(context.Background(), time.Millisecond)
+	if r := e.do("GET", "/readyz", "", nil); r.code != 200 {
+		t.Fatalf("readyz once the loop works again: %d %s", r.code, r.body)
 	}
 }
 

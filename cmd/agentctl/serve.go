@@ -25,6 +25,7 @@ import (
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
+	"github.com/agentctl/agentctl/internal/health"
 	"github.com/agentctl/agentctl/server"
 	"github.com/agentctl/agentctl/server/metrics"
 	"github.com/agentctl/agentctl/server/sse"
@@ -192,7 +193,8 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if !ok {
 		return fmt.Errorf("serve: this build's store does not serve (no tokens, feed or inbox)")
 	}
-	m := metrics.New(metrics.Options{Stats: ss.Stats})
+	loops := &health.Loops{}
+	m := metrics.New(metrics.Options{Stats: ss.Stats, Loops: loops})
 	ecfg, err := a.traced(ctx, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop, Observer: m})
 	if err != nil {
 		return err
@@ -215,17 +217,17 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
-	events, woken, err := a.serveEvents(ctx, ss)
+	events, woken, err := a.serveEvents(ctx, ss, loops)
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(server.Options{Store: ss, Engine: e, Config: cfg, Specs: specs, Log: log, Work: ctx,
 		Metrics: m.Handler(), ObserveHTTP: m.ObserveHTTP, OpenAPI: api.OpenAPI(), Events: events, UI: web.New,
-		Slack: sa.handler(cfg, ss, log)})
+		Slack: sa.handler(cfg, ss, log), Loops: loops})
 	if err != nil {
 		return err
 	}
-	poolDone, err := a.servePool(ctx, e, cfg, log)
+	poolDone, err := a.servePool(ctx, e, cfg, log, loops)
 	if err != nil {
 		return err
 	}
@@ -280,12 +282,13 @@ const eventsPoll = 200 * time.Millisecond
 
 // serveEvents returns the handler of the server's event streams: every
 // stream waits on one Notifier, which holds the server's one wake-up on
-// the events channel until ctx ends.
-func (a *app) serveEvents(ctx context.Context, ss store.ServerStore) (func(http.ResponseWriter, *http.Request, store.FeedFilter), *sse.Notifier, error) {
+// the events channel (the loop "events" of loops) until ctx ends.
+func (a *app) serveEvents(ctx context.Context, ss store.ServerStore, loops *health.Loops) (func(http.ResponseWriter, *http.Request, store.FeedFilter), *sse.Notifier, error) {
 	wake, stopWake, err := a.wakeups(ctx, backend.ChannelEvents)
 	if err != nil {
 		return nil, nil, err
 	}
+	wake = loops.Watch("events", wake)
 	n := sse.NewNotifier()
 	go func() {
 		defer stopWake()
@@ -296,12 +299,13 @@ func (a *app) serveEvents(ctx context.Context, ss store.ServerStore) (func(http.
 
 // servePool runs the engine's worker pool for queued, detached-decided
 // and orphaned runs until the server stops; the channel is closed when
-// it has.
-func (a *app) servePool(ctx context.Context, e *engine.Engine, cfg *server.Config, log *slog.Logger) (<-chan struct{}, error) {
+// it has. Its wait for work is the loop "work" of loops.
+func (a *app) servePool(ctx context.Context, e *engine.Engine, cfg *server.Config, log *slog.Logger, loops *health.Loops) (<-chan struct{}, error) {
 	wait, stopWait, err := a.wakeups(ctx, backend.ChannelWork)
 	if err != nil {
 		return nil, err
 	}
+	wait = loops.Watch("work", wait)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

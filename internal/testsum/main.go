@@ -48,7 +48,8 @@ type summary struct {
 	outputs  map[string]*strings.Builder // a running test's output, by package and test
 	results  map[string]*result
 	order    []string
-	pkgFails int
+	pkgFails int             // packages that failed outside any test
+	failedIn map[string]bool // packages with a test that failed
 	events   int
 }
 
@@ -63,7 +64,7 @@ func run(in io.Reader, out io.Writer, args []string, start time.Time) int {
 	if *since > 0 {
 		start = time.Unix(0, int64(*since*1e9))
 	}
-	s := &summary{out: out, outputs: map[string]*strings.Builder{}, results: map[string]*result{}}
+	s := &summary{out: out, outputs: map[string]*strings.Builder{}, results: map[string]*result{}, failedIn: map[string]bool{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	for sc.Scan() {
@@ -105,10 +106,13 @@ func (s *summary) line(b []byte) {
 		b.WriteString(e.Output)
 	case "pass", "fail", "skip":
 		if e.Test == "" {
-			if e.Action == "fail" {
-				s.pkgFails++
+			if e.Action == "fail" && !s.failedIn[e.Package] {
+				s.pkgFails++ // a build failure, or a failure outside any test
 			}
 			return
+		}
+		if e.Action == "fail" {
+			s.failedIn[e.Package] = true
 		}
 		s.parentOf(e.Package, e.Test)
 		s.results[key] = &result{name: e.Package + " " + e.Test, action: e.Action,
@@ -146,8 +150,8 @@ func (s *summary) report(label string, slowest int, wall time.Duration) int {
 			leaves = append(leaves, r)
 		}
 	}
-	fmt.Fprintf(s.out, "\n%s: %d passed, %d failed, %d skipped\n", label, count["pass"], count["fail"], count["skip"])
-	fmt.Fprintf(s.out, "(tests and subtests) in %s wall time\n", wall.Round(time.Second))
+	fmt.Fprintf(s.out, "\n%s: %d passed, %d failed, %d skipped\n", label, count["pass"], count["fail"]+s.pkgFails, count["skip"])
+	fmt.Fprintf(s.out, "(tests and subtests; a package that failed outside any test, such as one that does not build, counts as one failure) in %s wall time\n", wall.Round(time.Second))
 	sort.SliceStable(leaves, func(i, j int) bool { return leaves[i].elapsed > leaves[j].elapsed })
 	if len(leaves) > slowest {
 		leaves = leaves[:slowest]

@@ -25,6 +25,8 @@ const input = `{"Action":"start","Package":"p"}
 {"Action":"fail","Package":"p","Elapsed":9.1}
 # q [q.test]
 ./q.go:1:1: a build error
+{"Action":"output","Package":"q","Output":"FAIL\tq [build failed]\n"}
+{"Action":"fail","Package":"q","Elapsed":0}
 `
 
 func TestSummary(t *testing.T) {
@@ -38,7 +40,7 @@ func TestSummary(t *testing.T) {
 		"the reason it failed\n",
 		"FAIL\tp\t9.1s\n",
 		"./q.go:1:1: a build error\n",
-		"\ntests: 1 passed, 2 failed, 1 skipped\n(tests and subtests) in 1m30s wall time\n",
+		"\ntests: 1 passed, 3 failed, 1 skipped\n(tests and subtests; a package that failed outside any test, such as one that does not build, counts as one failure) in 1m30s wall time\n",
 		"the 2 slowest:\n     3.00s  p TestS/one\n     0.50s  p TestA\n",
 	} {
 		if !strings.Contains(got, want) {

@@ -28,6 +28,7 @@ import (
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/health"
 )
 
 // Options tune Metrics. Zero fields take defaults.
@@ -39,6 +40,9 @@ type Options struct {
 	StatsTimeout time.Duration
 	// Now is the clock for ages; default time.Now.
 	Now func() time.Time
+	// Loops, when set, are the process's loops that wait on the
+	// database: agentctl_loop_up says whether each works.
+	Loops *health.Loops
 }
 
 // DefaultStatsTimeout bounds a scrape's read of the store.
@@ -108,7 +112,30 @@ func New(opts Options) *Metrics {
 	if opts.Stats != nil {
 		m.reg.MustRegister(newStoreCollector(opts))
 	}
+	if opts.Loops != nil {
+		m.reg.MustRegister(loopCollector{opts.Loops})
+	}
 	return m
+}
+
+// loopUp is agentctl_loop_up.
+var loopUp = prometheus.NewDesc("agentctl_loop_up",
+	"Whether a loop that waits on the database works (1) or not (0: the database restarted or the connection dropped; it connects again by itself), by loop (work: waiting for work; events: the event streams and the notifications' outbox).",
+	[]string{"loop"}, nil)
+
+// loopCollector reports the loops' state at scrape time.
+type loopCollector struct{ loops *health.Loops }
+
+func (c loopCollector) Describe(ch chan<- *prometheus.Desc) { ch <- loopUp }
+
+func (c loopCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, up := range c.loops.State() {
+		v := 0.0
+		if up {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(loopUp, prometheus.GaugeValue, v, name)
+	}
 }
 
 // Metrics is the engine's Observer.
