@@ -178,6 +178,20 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
+	// Bound first: a port taken or a socket refused is said as such, and
+	// leaves no database created.
+	lns, base, tlsCfg, err := serveListeners(cfg)
+	if err != nil {
+		return err
+	}
+	served := false
+	defer func() {
+		if !served {
+			for _, l := range lns {
+				l.Close()
+			}
+		}
+	}()
 	log := slog.New(slog.NewJSONHandler(a.stderr, nil))
 	if a.dbPath == "" {
 		a.dbPath = cfg.DB
@@ -205,18 +219,6 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err := specs.Load(log); err != nil {
 		return usageErr(fmt.Errorf("serve: the specs do not load (see the log above): %w", err))
 	}
-	var tlsCfg *tls.Config
-	if cfg.TLS.Cert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
-		if err != nil {
-			return usageErr(fmt.Errorf("serve: TLS: %w", err))
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	lns, base, err := listeners(cfg, tlsCfg != nil)
-	if err != nil {
-		return err
-	}
 	events, woken, err := a.serveEvents(ctx, ss, loops)
 	if err != nil {
 		return err
@@ -240,6 +242,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 			return err
 		}
 	}
+	served = true
 	err = srv.Serve(ctx, lns, tlsCfg, a.stop, a.grace)
 	<-poolDone
 	outboxes()
@@ -248,13 +251,30 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 
 // listeners opens the TCP address and the socket the configuration
 // names, and returns their base URLs.
+// serveListeners loads the TLS certificate, if any, and opens the
+// listeners.
+func serveListeners(cfg *server.Config) ([]net.Listener, []string, *tls.Config, error) {
+	var tlsCfg *tls.Config
+	if cfg.TLS.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
+		if err != nil {
+			return nil, nil, nil, usageErr(fmt.Errorf("serve: TLS: %w", err))
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	lns, base, err := listeners(cfg, tlsCfg != nil)
+	return lns, base, tlsCfg, err
+}
+
 func listeners(cfg *server.Config, https bool) ([]net.Listener, []string, error) {
 	var lns []net.Listener
 	var base []string
 	if cfg.Listen != "" {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
-			return nil, nil, fmt.Errorf("serve: %w", err)
+			// %v, not %w: a network error of the listener is no
+			// database's, which the store would take it for.
+			return nil, nil, fmt.Errorf("serve: cannot listen on %s: %v; stop what listens there, or choose another address (--listen)", cfg.Listen, listenCause(err))
 		}
 		scheme := "http"
 		if https {
@@ -268,11 +288,25 @@ func listeners(cfg *server.Config, https bool) ([]net.Listener, []string, error)
 			for _, l := range lns {
 				l.Close()
 			}
-			return nil, nil, fmt.Errorf("serve: %w", err)
+			return nil, nil, fmt.Errorf("serve: %v", err) // %v: see above
 		}
 		lns, base = append(lns, ln), append(base, "unix:"+cfg.Socket)
 	}
 	return lns, base, nil
+}
+
+// listenCause is what the system said of a failed listen, without Go's
+// "listen tcp ADDR: bind:" prefix.
+func listenCause(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
 }
 
 // Event streams look at the store's feed each time the database says a
