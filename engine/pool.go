@@ -117,7 +117,7 @@ func (p *pool) waking(ctx context.Context) {
 	for ctx.Err() == nil {
 		if p.opts.Wait == nil {
 			sleep(ctx, p.opts.Poll)
-		} else if err := p.opts.Wait(ctx, p.opts.Poll); err != nil {
+		} else if began, err := time.Now(), p.opts.Wait(ctx, p.opts.Poll); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -126,7 +126,7 @@ func (p *pool) waking(ctx context.Context) {
 				p.log.Error("waiting for work failed; looking for work every "+retry.String()+" until it works again", "err", err)
 			}
 			down = err
-			sleep(ctx, retry)
+			sleep(ctx, retry-time.Since(began)) // the wait may have waited already
 		} else if down != nil {
 			p.log.Info("waiting for work works again", "after", down)
 			down = nil

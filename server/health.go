@@ -40,7 +40,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 
 // readyz answers 200 when the store answers, the specs are loaded, every
 // loop that waits on the database works (Options.Loops) and the server
-// is not stopping; else 503, and status says why.
+// is not stopping; else 503, and status says why (the loops by name).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	why := ""
 	switch {
@@ -64,16 +64,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// loopProblems says which of the server's loops fail, and why.
+// loopProblems names the server's loops that fail. Why they fail is in
+// the log: /readyz answers anyone, and the cause names the database.
 func (s *Server) loopProblems() string {
 	if s.opts.Loops == nil {
 		return ""
 	}
 	var out []string
 	for _, p := range s.opts.Loops.Problems() {
-		out = append(out, p.Loop+": "+p.Err.Error())
+		out = append(out, p.Loop)
 	}
-	return strings.Join(out, "; ")
+	return strings.Join(out, ", ")
 }
 
 // metrics serves the Metrics hook, or 404.

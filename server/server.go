@@ -43,7 +43,7 @@ type Options struct {
 	Metrics http.Handler
 	// Loops, when set, are the server's loops that wait on the database
 	// (its workers', its event streams', its outbox's): while one fails,
-	// /readyz answers 503 and says which, and why.
+	// /readyz answers 503 and names it.
 	Loops *health.Loops
 	// ObserveHTTP, when set, is called once per request with the route's
 	// pattern (not the raw path), the status and the duration.

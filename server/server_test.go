@@ -419,7 +419,8 @@ func TestUnavailable(t *testing.T) {
 }
 
 // A loop that waits on the database and fails (its LISTEN connection
-// broke): the server is not ready, says which loop and why, and
+// broke): the server is not ready and names the loop (not why: the
+// cause names the database, and /readyz answers anyone), and
 // /metrics says the loop is down; once a wait works again, it is ready.
 func TestLoopDown(t *testing.T) {
 	loops := &health.Loops{}
@@ -434,7 +435,7 @@ func TestLoopDown(t *testing.T) {
 	fail = errors.New("listening for notifications: no connection to the database: conn closed")
 	work(context.Background(), time.Millisecond)
 	if r := e.do("GET", "/readyz", "", nil); r.code != 503 ||
-		!strings.Contains(string(r.body), `"status": "degraded: work: listening for notifications: no connection to the database: conn closed"`) {
+		!strings.Contains(string(r.body), `"status": "degraded: work"`) || strings.Contains(string(r.body), "conn closed") {
 		t.Fatalf("readyz with a loop down: %d %s", r.code, r.body)
 	}
 	r := e.do("GET", "/metrics", "", nil)

@@ -132,9 +132,12 @@ func apireq(args []string, env apireqEnv) int {
 		}
 		got, err := readBody(resp.Body, a.events)
 		resp.Body.Close()
-		if err == nil && a.until != nil && !a.until.Match(got) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polls a condition: a run going on in the server
-			continue
+		if err == nil && a.until != nil && !a.until.Match(got) {
+			if time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond) // polls a condition: a run going on in the server
+				continue
+			}
+			err = fmt.Errorf("apireq: no match for %q in a minute", a.until)
 		}
 		return apiresp(req, resp, got, err, a, env)
 	}

@@ -109,6 +109,9 @@ func (s *summary) line(b []byte) {
 			if e.Action == "fail" && !s.failedIn[e.Package] {
 				s.pkgFails++ // a build failure, or a failure outside any test
 			}
+			if e.Action == "fail" {
+				s.flush(e.Package)
+			}
 			return
 		}
 		if e.Action == "fail" {
@@ -124,6 +127,22 @@ func (s *summary) line(b []byte) {
 			}
 		}
 		delete(s.outputs, key)
+	}
+}
+
+// flush prints the output of a failed package's tests that never ended
+// (its binary crashed, or timed out, while they ran).
+func (s *summary) flush(pkg string) {
+	var keys []string
+	for k := range s.outputs {
+		if strings.HasPrefix(k, pkg+" ") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprint(s.out, s.outputs[k].String())
+		delete(s.outputs, k)
 	}
 }
 

@@ -27,6 +27,9 @@ const input = `{"Action":"start","Package":"p"}
 ./q.go:1:1: a build error
 {"Action":"output","Package":"q","Output":"FAIL\tq [build failed]\n"}
 {"Action":"fail","Package":"q","Elapsed":0}
+{"Action":"run","Package":"r","Test":"TestHang"}
+{"Action":"output","Package":"r","Test":"TestHang","Output":"    r_test.go:3: the last words of a test that never ended\n"}
+{"Action":"fail","Package":"r","Elapsed":600}
 `
 
 func TestSummary(t *testing.T) {
@@ -40,7 +43,8 @@ func TestSummary(t *testing.T) {
 		"the reason it failed\n",
 		"FAIL\tp\t9.1s\n",
 		"./q.go:1:1: a build error\n",
-		"\ntests: 1 passed, 3 failed, 1 skipped\n(tests and subtests; a package that failed outside any test, such as one that does not build, counts as one failure) in 1m30s wall time\n",
+		"the last words of a test that never ended\n",
+		"\ntests: 1 passed, 4 failed, 1 skipped\n(tests and subtests; a package that failed outside any test, such as one that does not build, counts as one failure) in 1m30s wall time\n",
 		"the 2 slowest:\n     3.00s  p TestS/one\n     0.50s  p TestA\n",
 	} {
 		if !strings.Contains(got, want) {

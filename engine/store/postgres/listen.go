@@ -24,7 +24,8 @@ type Listener struct {
 	mu      sync.Mutex
 	conn    *pgx.Conn // nil while broken
 	err     error     // why, while broken
-	backoff time.Duration
+	closed  bool
+	backoff time.Duration // 0 once a connection proved itself
 	retryAt time.Time
 }
 
@@ -71,8 +72,11 @@ func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
 // ends. Waits are not concurrent: one goroutine waits.
 func (l *Listener) Wait(ctx context.Context, timeout time.Duration) (string, error) {
 	l.mu.Lock()
-	conn := l.conn
+	conn, closed := l.conn, l.closed
 	l.mu.Unlock()
+	if closed {
+		return "", ErrListenerClosed
+	}
 	if conn == nil {
 		return "", l.reconnect(ctx, timeout)
 	}
@@ -81,10 +85,12 @@ func (l *Listener) Wait(ctx context.Context, timeout time.Duration) (string, err
 	n, err := conn.WaitForNotification(wctx)
 	switch {
 	case err == nil:
+		l.proven()
 		return n.Payload, nil
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	case errors.Is(wctx.Err(), context.DeadlineExceeded) && !conn.IsClosed():
+		l.proven()
 		return "", nil
 	}
 	// The connection broke: try again at once, then back off.
@@ -92,14 +98,37 @@ func (l *Listener) Wait(ctx context.Context, timeout time.Duration) (string, err
 	return "", l.reconnect(ctx, timeout)
 }
 
-// broke forgets a broken connection.
+// proven: the connection delivered a notification or outlived a whole
+// wait, so a later break is retried at once.
+func (l *Listener) proven() {
+	l.mu.Lock()
+	l.backoff = 0
+	l.mu.Unlock()
+}
+
+// broke forgets a broken connection. One that had proved itself is
+// tried again at once; one that broke before it did (a server that
+// crashes in a loop, a proxy that cuts every connection) waits twice the
+// last backoff.
 func (l *Listener) broke(conn *pgx.Conn, err error) {
 	conn.Close(context.Background())
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.conn == conn {
-		l.conn, l.err, l.backoff, l.retryAt = nil, Scrub(classify(err), l.dsn), 0, time.Time{}
+	if l.conn != conn {
+		return
 	}
+	l.conn, l.err, l.retryAt = nil, Scrub(classify(err), l.dsn), time.Time{}
+	if l.backoff > 0 {
+		l.backOff()
+	}
+}
+
+// backOff doubles the backoff and sets the next attempt's time: jittered
+// over the upper half of the backoff, so that processes that lost the
+// server together do not all knock at once.
+func (l *Listener) backOff() {
+	l.backoff = min(max(2*l.backoff, minBackoff), maxBackoff)
+	l.retryAt = time.Now().Add(l.backoff/2 + rand.N(l.backoff/2+1))
 }
 
 // reconnect connects again if the backoff allows, else waits for it (at
@@ -126,18 +155,21 @@ func (l *Listener) reconnect(ctx context.Context, timeout time.Duration) error {
 	conn, err := l.connect(cctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	switch {
+	case l.closed:
+		if conn != nil {
+			conn.Close(context.Background())
 		}
+		return ErrListenerClosed
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
 		l.err = err
-		l.backoff = min(max(2*l.backoff, minBackoff), maxBackoff)
-		// Full jitter over the upper half: processes that lost the
-		// server together do not all knock at once.
-		l.retryAt = time.Now().Add(l.backoff/2 + rand.N(l.backoff/2+1))
+		l.backOff()
 		return fmt.Errorf("%w: %w", ErrListenDown, err)
 	}
-	l.conn, l.err, l.backoff, l.retryAt = conn, nil, 0, time.Time{}
+	// On probation until it proves itself (see proven).
+	l.conn, l.err, l.backoff, l.retryAt = conn, nil, max(l.backoff, minBackoff), time.Time{}
 	return nil
 }
 
@@ -151,11 +183,16 @@ func (l *Listener) Err() error {
 	return fmt.Errorf("%w: %w", ErrListenDown, l.err)
 }
 
-// Close closes the connection.
+// ErrListenerClosed is Wait's error once the Listener is closed.
+var ErrListenerClosed = errors.New("listening for notifications: the listener is closed")
+
+// Close closes the connection; Waits after it fail with
+// ErrListenerClosed. It must not be called while a Wait is under way:
+// end the waiting loop first.
 func (l *Listener) Close() error {
 	l.mu.Lock()
 	conn := l.conn
-	l.conn, l.err = nil, errors.New("closed")
+	l.conn, l.err, l.closed = nil, ErrListenerClosed, true
 	l.mu.Unlock()
 	if conn == nil {
 		return nil

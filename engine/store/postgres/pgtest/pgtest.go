@@ -80,10 +80,13 @@ func has(dir string, programs ...string) bool {
 func Start() (*Server, error) { return StartAt(FirstXID) }
 
 // StartAt initialises and starts a server whose first transaction id
-// (xid8) is next: at least 2^32 + 3, whose low 32 bits are below 2^31.
+// (xid8) is next: of an epoch of 1 or more, its low 32 bits from 2^20
+// to 2^31.
 func StartAt(next uint64) (*Server, error) {
-	if next>>32 == 0 || uint32(next) < 3 || uint32(next) >= 1<<31 {
-		return nil, fmt.Errorf("pgtest: next transaction id %d: want an epoch of 1 or more, and 3 to 2^31 below it", next)
+	// Below 2^20 the id's commit log segment is initdb's own, which age
+	// would overwrite.
+	if next>>32 == 0 || uint32(next) < 1<<20 || uint32(next) >= 1<<31 {
+		return nil, fmt.Errorf("pgtest: next transaction id %d: want an epoch of 1 or more, and 2^20 to 2^31 below it", next)
 	}
 	bin, err := bindir()
 	if err != nil {
@@ -158,7 +161,12 @@ func (s *Server) age(data string, next uint64) error {
 	// its name is its number in 4 hex digits.
 	const perSegment = 32 * 8192 * 4
 	seg := filepath.Join(data, "pg_xact", fmt.Sprintf("%04X", xid/perSegment))
-	if err := os.WriteFile(seg, make([]byte, 32*8192), 0o600); err != nil {
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.Write(make([]byte, 32*8192))
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("age the cluster: %w", err)
 	}
 	if s.as == "" {
