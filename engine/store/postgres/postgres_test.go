@@ -474,3 +474,48 @@ func TestListenerSurvivesRestart(t *testing.T) {
 		t.Fatalf("after the restart: %q, %v", got, err)
 	}
 }
+
+// A Listener whose every new connection is cut at once (a server that
+// crashes in a loop, a proxy that cuts connections) backs off between
+// attempts instead of reconnecting, and waking its caller, in a loop.
+func TestListenerBacksOff(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dsn, err := server.NewDB(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := postgres.Listen(ctx, dsn, "agentctl_backoff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	done := make(chan struct{})
+	go func() { // cuts the listener's connection as soon as it is there
+		defer close(done)
+		for ctx.Err() == nil {
+			db.SQL().ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+				WHERE query LIKE 'LISTEN %agentctl_backoff%' AND pid <> pg_backend_pid()`)
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	wakes := 0
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+		if _, err := l.Wait(ctx, 100*time.Millisecond); err == nil {
+			wakes++
+		}
+	}
+	cancel()
+	<-done
+	// 100ms, 200ms, 400ms, 800ms apart, jittered over their upper
+	// halves: at most 7 in 2s. A hot loop makes hundreds.
+	if wakes > 10 {
+		t.Errorf("%d wake-ups in 2s of connections cut at once: no backoff", wakes)
+	}
+	t.Logf("%d wake-ups in 2s", wakes)
+}
