@@ -332,6 +332,22 @@ func newDB(t *testing.T) *sqlstore.DB {
 	return db
 }
 
+// ownServer starts a server of the test's own, whose first transaction
+// id is next, and returns it and the URL of an empty database on it.
+func ownServer(t *testing.T, next uint64) (*pgtest.Server, string) {
+	t.Helper()
+	srv, err := pgtest.StartAt(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	dsn, err := srv.NewDB(context.Background(), "own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, dsn
+}
+
 // Of processes racing to open a database at an older schema, one
 // migrates it and says so; the others find it done.
 func TestRacingUpgrade(t *testing.T) {
@@ -354,16 +370,8 @@ func TestRacingUpgrade(t *testing.T) {
 // missed, whatever the page size.
 func TestFeedAcrossDigitBoundary(t *testing.T) {
 	const boundary = 10_000_000_000
-	srv, err := pgtest.StartAt(boundary - 400)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	_, dsn := ownServer(t, boundary-400)
 	ctx := context.Background()
-	dsn, err := srv.NewDB(ctx, "digits")
-	if err != nil {
-		t.Fatal(err)
-	}
 	db, err := postgres.Open(ctx, dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -421,16 +429,8 @@ func TestFeedAcrossDigitBoundary(t *testing.T) {
 // says it reconnected (a wake-up: notifications sent meanwhile are
 // lost), and notifications arrive again.
 func TestListenerSurvivesRestart(t *testing.T) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv, dsn := ownServer(t, pgtest.FirstXID)
 	ctx := context.Background()
-	dsn, err := srv.NewDB(ctx, "listen")
-	if err != nil {
-		t.Fatal(err)
-	}
 	l, err := postgres.Listen(ctx, dsn, "agentctl_test")
 	if err != nil {
 		t.Fatal(err)
