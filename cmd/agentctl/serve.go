@@ -249,8 +249,6 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	return err
 }
 
-// listeners opens the TCP address and the socket the configuration
-// names, and returns their base URLs.
 // serveListeners loads the TLS certificate, if any, and opens the
 // listeners.
 func serveListeners(cfg *server.Config) ([]net.Listener, []string, *tls.Config, error) {
@@ -266,6 +264,8 @@ func serveListeners(cfg *server.Config) ([]net.Listener, []string, *tls.Config, 
 	return lns, base, tlsCfg, err
 }
 
+// listeners opens the TCP address and the socket the configuration
+// names, and returns their base URLs.
 func listeners(cfg *server.Config, https bool) ([]net.Listener, []string, error) {
 	var lns []net.Listener
 	var base []string

@@ -173,16 +173,6 @@ func (l *Listener) reconnect(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
-// Err is why the Listener has no connection now, or nil when it has one.
-func (l *Listener) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.conn != nil {
-		return nil
-	}
-	return fmt.Errorf("%w: %w", ErrListenDown, l.err)
-}
-
 // ErrListenerClosed is Wait's error once the Listener is closed.
 var ErrListenerClosed = errors.New("listening for notifications: the listener is closed")
 
