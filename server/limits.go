@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/internal/textcheck"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -72,7 +73,8 @@ func failedKey(r *http.Request) string {
 var errRateLimited = &apiError{body: api.Error{Code: api.CodeRateLimited, Message: "too many requests from this identity", Hint: "retry after a second"}}
 
 // decode reads a JSON request body into v, refusing unknown fields,
-// trailing data and a body over the limit. An empty body is an empty
+// trailing data, text that is not UTF-8 (textcheck) and a body over the
+// limit. An empty body is an empty
 // object.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBody))
@@ -89,6 +91,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	// The body is read as JSON whatever its Content-Type says (curl -d
 	// says a form); a change authenticated by the proxy's header must
 	// say JSON (admit).
+	if e := textcheck.JSON(body); e != nil {
+		return invalid("invalid request body", api.Detail{Pointer: e.Pointer, Message: e.Error() + "; JSON text is UTF-8"})
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/internal/textcheck"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -66,6 +67,15 @@ func (l limits) check(what string, text []byte) error {
 	if int64(len(text)) > l.input {
 		return l.over(what)
 	}
+	return utf8Text(what, text)
+}
+
+// utf8Text refuses text that is not UTF-8, saying where, rather than
+// store it changed.
+func utf8Text(what string, text []byte) error {
+	if e := textcheck.Text(string(text)); e != nil {
+		return usageErr(fmt.Errorf("%s: %v: agentctl takes UTF-8 text (iconv converts other encodings); nothing was stored", what, e))
+	}
 	return nil
 }
 
@@ -83,5 +93,5 @@ func (l limits) read(what string, r io.Reader) ([]byte, error) {
 	if int64(len(b)) > l.input {
 		return nil, l.over(what)
 	}
-	return b, nil
+	return b, utf8Text(what, b)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/textcheck"
 )
 
 // format is the -o flag: text for people, json for scripts.
@@ -336,6 +337,13 @@ func checkJSON(what string, b []byte) error {
 			return usageErr(fmt.Errorf("%s is not JSON: %v (at byte %d)", what, se, se.Offset))
 		}
 		return usageErr(fmt.Errorf("%s is not JSON: %v", what, err))
+	}
+	if e := textcheck.JSON(b); e != nil {
+		at := ""
+		if e.Pointer != "" {
+			at = " (" + e.Pointer + ")"
+		}
+		return usageErr(fmt.Errorf("%s: %v%s: agentctl takes UTF-8 text; nothing was stored", what, e, at))
 	}
 	return nil
 }

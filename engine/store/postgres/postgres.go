@@ -44,10 +44,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err := Check(dsn); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("pgx", dsn)
+	conn, err := newTextConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", name, Scrub(classify(err), dsn))
 	}
+	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	version, from, err := schema(ctx, db, opts.ReadOnly)

@@ -137,7 +137,8 @@ func qualified(prefix, cols string) string {
 }
 
 // jsonRow is a row as json_build_array writes it, scanned as database/sql
-// scans a row of the same columns.
+// scans a row of the same columns. Its strings are unescaped
+// (UnescapeText), as PostgreSQL's connections unescape a row's.
 type jsonRow []json.RawMessage
 
 // Scan implements scanner.
@@ -153,6 +154,7 @@ func (r jsonRow) Scan(dest ...any) error {
 			*d = sql.NullString{Valid: !null}
 			if !null {
 				err = json.Unmarshal(v, &d.String)
+				d.String = UnescapeText(d.String)
 			}
 		case *sql.NullInt64:
 			*d = sql.NullInt64{Valid: !null}
@@ -163,6 +165,12 @@ func (r jsonRow) Scan(dest ...any) error {
 			var n int64
 			err = json.Unmarshal(v, &n)
 			*d = n != 0
+		case *string:
+			if null {
+				err = errors.New("null")
+			} else if err = json.Unmarshal(v, d); err == nil {
+				*d = UnescapeText(*d)
+			}
 		default:
 			if null {
 				err = errors.New("null")

@@ -92,6 +92,7 @@ func Run(t *testing.T, b Backend) {
 		{"FirstSeen", testFirstSeen},
 		{"PruneCounts", testPruneCounts}, {"PruneKeepsUnended", testPruneKeepsUnended}, {"PruneKeepAudit", testPruneKeepAudit}, {"PruneBatches", testPruneBatches},
 		{"Audit", testAudit},
+		{"AnyText", testAnyText},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
