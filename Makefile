@@ -63,6 +63,7 @@ fuzz:
 	$(GO) test ./engine/ -run '^$$' -fuzz '^FuzzResumeData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 	$(GO) test ./notify/ -run '^$$' -fuzz '^FuzzDecidedBlocks$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
+	$(GO) test ./engine/store/sqlstore/ -run '^$$' -fuzz '^FuzzEscapeText$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN)
 
 # Man pages, one per command, into man/ (man -l man/agentctl-approve.1).
 man:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -41,7 +42,9 @@ func testAnyText(e *env) {
 	if w := claimStart(e, s, plain); w.Calls[0].Result != text || w.Calls[1].GateError != text {
 		e.t.Errorf("claimed calls read back as %q, %q", w.Calls[0].Result, w.Calls[1].GateError)
 	}
-	for i, text := range texts(uint64(e.clock.now().Unix())) {
+	seed := uint64(time.Now().UnixNano())
+	e.t.Logf("random text from seed %d", seed)
+	for i, text := range texts(seed) {
 		id := fmt.Sprintf("01T%02d", i)
 		r := &store.Run{ID: id, Agent: "oncall", Status: store.Running, Input: text, SpecHash: "h1", State: []byte(`{}`)}
 		if err := s.CreateRun(e.ctx, r, []byte("spec"), lease); err != nil {
