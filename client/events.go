@@ -31,8 +31,16 @@ type Stream struct {
 	// tree (GET /v1/runs/{id}/events); "" the whole server's (GET
 	// /v1/events).
 	RunID string
-	// After resumes after the event with this id; "": from the first.
+	// After resumes after the event with this id. Without it, a run's
+	// stream starts at its first event and the whole server's at the
+	// present, unless FromStart or Since says otherwise.
 	After string
+	// FromStart, with no After, starts at the first event (?from=start):
+	// for the whole server, a replay of its history.
+	FromStart bool
+	// Since, with no After, starts at the first event stamped at or after
+	// it (?since=).
+	Since time.Time
 	// Follow keeps reading as new events are committed, until fn says
 	// stop or ctx ends. Without it, Events returns once the server has
 	// sent the events stored so far.
@@ -70,6 +78,12 @@ func (c *Client) Events(ctx context.Context, s Stream, fn func(Event) (stop bool
 	}
 	if s.UntilRest {
 		q.Set("until", "rest")
+	}
+	switch {
+	case s.FromStart:
+		q.Set("from", "start")
+	case !s.Since.IsZero():
+		q.Set("since", s.Since.UTC().Format(time.RFC3339Nano))
 	}
 	failures, delay := 0, retryFirst
 	for {

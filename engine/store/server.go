@@ -113,6 +113,11 @@ type ServerStore interface {
 	// PostgreSQL, "XID-ID", the writing transaction's id and the event's
 	// (see sqlstore.DB.Feed).
 	Feed(ctx context.Context, after string, f FeedFilter) ([]*Event, error)
+	// FeedAt returns the cursor a reader of the feed starts after to get
+	// the events stamped at or after since: the cursor just before the
+	// first such event in commit order (events after it stamped earlier
+	// come too). With no such event, it is the feed's end (FeedEnd).
+	FeedAt(ctx context.Context, since time.Time) (string, error)
 	// Waiting returns the calls waiting for a human (approval, resume
 	// data, or an interrupted call's retry or resolve; not delegations)
 	// across every run, oldest first (by creation, then run id, then

@@ -3,8 +3,12 @@ package sse
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +24,8 @@ type Feeder interface {
 	Run(ctx context.Context, id string) (*store.Run, error)
 	Tree(ctx context.Context, rootID string) ([]*store.Run, error)
 	Events(ctx context.Context, runID string, after int64) ([]*store.Event, error)
+	FeedEnd(ctx context.Context) (string, error)
+	FeedAt(ctx context.Context, since time.Time) (string, error)
 }
 
 // FromStore returns the Source of the events st's feed selects with f,
@@ -122,9 +128,20 @@ func (n *Notifier) Wait(ctx context.Context) error {
 // GET /v1/events, once it has authenticated the caller and resolved the
 // run: it streams the events st's feed selects with f. With ?until=rest
 // on a run's stream, the stream ends when the run comes to rest (Rest).
+//
+// Without a cursor (Last-Event-ID, ?after=), a run's stream starts at its
+// first event and the whole server's at the present: a history of
+// millions of events is replayed only when asked, with ?from=start, or
+// from a time with ?since= (RFC 3339, or a duration ago: 90m, 7d).
 func Handler(st Feeder, wait func(context.Context) error, opts Options) func(w http.ResponseWriter, r *http.Request, f store.FeedFilter) {
 	return func(w http.ResponseWriter, r *http.Request, f store.FeedFilter) {
 		o := opts.withDefaults()
+		start, err := startOf(st, r.URL.Query(), f.RunID == "" && f.Root == "", time.Now)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, *err)
+			return
+		}
+		o.Start = start
 		switch until, run := r.URL.Query().Get("until"), cmp.Or(f.RunID, f.Root); {
 		case until == "":
 		case until == "rest" && run != "":
@@ -177,4 +194,44 @@ func RunRest(st Feeder, f store.FeedFilter) func(ctx context.Context, lastID int
 		}
 		return true, nil
 	}
+}
+
+// startOf reads ?from= and ?since= into where a stream with no cursor
+// starts; whole is the whole server's stream, which starts at the
+// present unless told.
+func startOf(st Feeder, q url.Values, whole bool, now func() time.Time) (func(*http.Request) (string, error), *api.Error) {
+	from, since := q.Get("from"), q.Get("since")
+	hint := "?from=start replays from the first event, ?from=now starts at the present, ?since= from a time (RFC 3339, or a duration ago: 90m, 7d)"
+	switch {
+	case from != "" && since != "":
+		return nil, &api.Error{Code: api.CodeInvalid, Message: "?from= and ?since= exclude each other", Hint: hint}
+	case from == "start", from == "" && since == "" && !whole:
+		return nil, nil
+	case from == "now", from == "" && since == "":
+		return func(r *http.Request) (string, error) { return st.FeedEnd(r.Context()) }, nil
+	case from != "":
+		return nil, &api.Error{Code: api.CodeInvalid, Message: fmt.Sprintf("bad ?from=%q", from), Hint: hint}
+	}
+	t, err := parseSince(since, now())
+	if err != nil {
+		return nil, &api.Error{Code: api.CodeInvalid, Message: fmt.Sprintf("bad ?since=%q: %v", since, err), Hint: hint}
+	}
+	return func(r *http.Request) (string, error) { return st.FeedAt(r.Context(), t) }, nil
+}
+
+// parseSince reads a time: RFC 3339, or a duration before now (Go's
+// syntax, plus d for days).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok && err != nil {
+		n, aerr := strconv.Atoi(days)
+		d, err = time.Duration(n)*24*time.Hour, aerr
+	}
+	if err != nil || d < 0 {
+		return time.Time{}, errors.New("want a time (2026-12-05T09:00:00Z) or a duration ago (90m, 7d)")
+	}
+	return now.Add(-d), nil
 }

@@ -61,6 +61,10 @@ type Options struct {
 	// Error writes an error response before the stream starts; default
 	// WriteError.
 	Error func(w http.ResponseWriter, r *http.Request, err error)
+	// Start, when set, says where a stream with no Last-Event-ID and no
+	// ?after= starts: the cursor to read after. Unset, it starts at the
+	// first event.
+	Start func(r *http.Request) (string, error)
 }
 
 // Default timings.
@@ -70,8 +74,9 @@ const (
 )
 
 // Serve streams src's events to w until the client goes, the server
-// stops (Options.Stop), Options.Rest says so, or the source fails. It resumes after the Last-Event-ID header, or ?after= without
-// one. A bad cursor, or a source that fails before anything is written,
+// stops (Options.Stop), Options.Rest says so, or the source fails. It
+// resumes after the Last-Event-ID header, or ?after= without one; with
+// neither, it starts where Options.Start says. A bad cursor, or a source that fails before anything is written,
 // is an error response (Options.Error) instead of a stream.
 func Serve(w http.ResponseWriter, r *http.Request, src Source, opts Options) {
 	opts = opts.withDefaults()
@@ -89,6 +94,13 @@ func Serve(w http.ResponseWriter, r *http.Request, src Source, opts Options) {
 	after := r.Header.Get("Last-Event-ID")
 	if after == "" {
 		after = r.URL.Query().Get("after")
+	}
+	var err error
+	if after == "" && opts.Start != nil {
+		if after, err = opts.Start(r.WithContext(ctx)); err != nil {
+			opts.Error(w, r, err)
+			return
+		}
 	}
 	evs, err := src.Feed(ctx, after)
 	if err != nil {
@@ -239,7 +251,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, store.ErrBadCursor):
 		status = http.StatusBadRequest
 		body.Error = api.Error{Code: api.CodeInvalid, Message: "bad event cursor",
-			Hint:    "resume with the id: of an event this server sent (Last-Event-ID), or leave it out to start from the first",
+			Hint:    "resume with the id: of an event this server sent (Last-Event-ID), or leave it out (?from=start replays from the first event)",
 			Details: []api.Detail{{Message: cursorSource(r) + " is not a cursor of this server's event feed"}}}
 	case r.Context().Err() != nil:
 		return

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,9 +34,12 @@ type feed struct {
 	n     *Notifier
 	state map[string]store.Status // runs' statuses; default running
 	runs  chan string             // when set, gets the id of each Run asked for
+	clock time.Time               // the next event's time; each is a minute after the last
 }
 
-func newFeed() *feed { return &feed{n: NewNotifier(), state: map[string]store.Status{}} }
+func newFeed() *feed {
+	return &feed{n: NewNotifier(), state: map[string]store.Status{}, clock: time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)}
+}
 
 // set sets run id's status and wakes the followers.
 func (f *feed) set(id string, st store.Status) {
@@ -48,7 +52,8 @@ func (f *feed) set(id string, st store.Status) {
 // add appends an event of run runID and wakes the followers.
 func (f *feed) add(runID string, typ store.EventType, data string) *store.Event {
 	f.mu.Lock()
-	ev := &store.Event{ID: int64(len(f.evs) + 1), RunID: runID, Type: typ, Data: json.RawMessage(data)}
+	ev := &store.Event{ID: int64(len(f.evs) + 1), RunID: runID, Type: typ, Data: json.RawMessage(data), At: f.clock}
+	f.clock = f.clock.Add(time.Minute)
 	ev.Cursor = "c" + strconv.Itoa(len(f.evs)+1)
 	f.evs = append(f.evs, ev)
 	f.mu.Unlock()
@@ -84,6 +89,23 @@ func (f *feed) Feed(ctx context.Context, after string, _ store.FeedFilter) ([]*s
 		out = append(out, &x)
 	}
 	return out, nil
+}
+
+func (f *feed) FeedEnd(ctx context.Context) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return "c" + strconv.Itoa(len(f.evs)), nil
+}
+
+func (f *feed) FeedAt(ctx context.Context, since time.Time) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, ev := range f.evs {
+		if !ev.At.Before(since) {
+			return "c" + strconv.Itoa(i), nil
+		}
+	}
+	return "c" + strconv.Itoa(len(f.evs)), nil
 }
 
 func (f *feed) Run(ctx context.Context, id string) (*store.Run, error) {
@@ -457,7 +479,80 @@ func TestMultilineData(t *testing.T) {
 	f.add("r1", engine.EventFinish, "{\n  \"output\": \"a\\nb\"\n}")
 	c := connect(t, url, "")
 	got := c.mustNext(t)
-	if want := `{"type":"finish","runId":"r1","path":["root","r1"],"output":"a\nb"}`; got.data != want {
+	if want := `{"type":"finish","runId":"r1","path":["root","r1"],"at":"2026-12-05T09:00:00Z","output":"a\nb"}`; got.data != want {
 		t.Fatalf("data: got %s, want %s", got.data, want)
+	}
+}
+
+// TestStart: without a cursor, a run's stream starts at its first event
+// and the whole server's at the present; ?from= and ?since= say
+// otherwise, and a cursor (a reconnection) overrides both.
+func TestStart(t *testing.T) {
+	f := newFeed()
+	for range 4 {
+		f.add("r1", engine.EventToolCall, `{}`) // 09:00, 09:01, 09:02, 09:03
+	}
+	now := func() time.Time { return time.Date(2026, 12, 5, 9, 4, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		query string
+		whole bool
+		want  string // the cursor to read after; "-" none (from the first); "400 ..." refused
+	}{
+		{"", true, "c4"},
+		{"", false, "-"},
+		{"from=start", true, "-"},
+		{"from=now", false, "c4"},
+		{"since=2026-12-05T09:02:00Z", true, "c2"},
+		{"since=2026-12-05T10:02:00%2B01:00", true, "c2"},
+		{"since=150s", true, "c2"},
+		{"since=1d", false, "c0"},
+		{"since=2027-01-01T00:00:00Z", true, "c4"},
+		{"from=start&since=1h", true, "400 ?from= and ?since= exclude each other"},
+		{"from=begin", true, `400 bad ?from="begin"`},
+		{"since=yesterday", true, `400 bad ?since="yesterday": want a time (2026-12-05T09:00:00Z) or a duration ago (90m, 7d)`},
+		{"since=-1h", true, `400 bad ?since="-1h": want a time`},
+	} {
+		q, _ := url.ParseQuery(tc.query)
+		start, aerr := startOf(f, q, tc.whole, now)
+		got := "-"
+		switch {
+		case aerr != nil:
+			got = "400 " + aerr.Message
+		case start != nil:
+			r := httptest.NewRequest("GET", "/v1/events", nil)
+			c, err := start(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = c
+		}
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("?%s (whole %v): got %q, want %q", tc.query, tc.whole, got, tc.want)
+		}
+	}
+}
+
+// TestStartWhole: the whole server's stream, over HTTP: without a
+// cursor it sends only what comes after it started; a reconnection's
+// Last-Event-ID wins over ?from=now.
+func TestStartWhole(t *testing.T) {
+	f := newFeed()
+	h := Handler(f, f.n.Wait, Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h(w, r, store.FeedFilter{}) }))
+	t.Cleanup(srv.Close)
+	old := f.add("r1", engine.EventToolCall, `{"n":1}`)
+	c := connect(t, srv.URL+"/v1/events", "")
+	fresh := f.add("r1", engine.EventToolCall, `{"n":2}`)
+	if got := c.mustNext(t); got != want(fresh) {
+		t.Fatalf("a new stream: got %+v, want only what came after it, %+v", got, want(fresh))
+	}
+	c = connect(t, srv.URL+"/v1/events?from=now", "")
+	f.add("r1", engine.EventToolCall, `{"n":3}`)
+	if got := c.mustNext(t); got.data != `{"type":"tool-call","runId":"r1","path":["root","r1"],"at":"2026-12-05T09:02:00Z","n":3}` {
+		t.Fatalf("?from=now: got %+v", got)
+	}
+	c = connect(t, srv.URL+"/v1/events?from=now", old.Cursor)
+	if got := c.mustNext(t); got != want(fresh) {
+		t.Fatalf("resumed after %s with ?from=now: got %+v, want %+v", old.Cursor, got, want(fresh))
 	}
 }

@@ -2,10 +2,13 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -90,6 +93,33 @@ func (s *DB) Feed(ctx context.Context, after string, f store.FeedFilter) ([]*sto
 		return nil, fmt.Errorf("event feed: %w", s.Classify(err))
 	}
 	return out, nil
+}
+
+// FeedAt implements store.ServerStore: the cursor just before the first
+// event, in commit order, stamped at or after since. It reads the events
+// from the first (no index orders them by time), once per stream that
+// asks for a replay from a time.
+func (s *DB) FeedAt(ctx context.Context, since time.Time) (string, error) {
+	q := `SELECT id FROM event_rows WHERE at >= ? ORDER BY id LIMIT 1`
+	if s.d.XID {
+		q = `SELECT xid::text || '-' || (id - 1) FROM event_rows WHERE at >= ? ORDER BY event_rows.xid, event_rows.id LIMIT 1`
+	}
+	var c string
+	err := s.queryRow(ctx, q, ms(since)).Scan(&c)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return s.FeedEnd(ctx)
+	case err != nil:
+		return "", fmt.Errorf("event feed from %s: %w", since.UTC().Format(time.RFC3339), s.Classify(err))
+	}
+	if !s.d.XID {
+		id, err := strconv.ParseInt(c, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("event feed from %s: event id %q: %w", since.UTC().Format(time.RFC3339), c, err)
+		}
+		c = strconv.FormatInt(id-1, 10)
+	}
+	return c, nil
 }
 
 // parseFeedCursor reads a cursor Feed made; "" is before the first event.

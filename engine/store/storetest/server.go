@@ -460,3 +460,60 @@ func testAudit(e *env) {
 		e.e("Audit of another agent: %+v, %v", none, err)
 	}
 }
+
+// testFeedAt: a reader that starts after FeedAt(t) gets the events
+// stamped at or after t, from the first of them; after every event's
+// time, it starts at the end and gets the next event written.
+func testFeedAt(e *env) {
+	s := server(e)
+	r := newRun(e, s, "01A", lease)
+	t0 := e.clock.now()
+	for i := range 3 {
+		for j := range 2 {
+			ev := store.Event{RunID: r.ID, Type: "step", Data: []byte(fmt.Sprintf(`{"t":%d,"n":%d}`, i, j))}
+			if err := s.Checkpoint(e.ctx, lease, r, nil, ev); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+		e.clock.add(time.Second)
+	}
+	from := func(t time.Time) string {
+		e.t.Helper()
+		c, err := s.FeedAt(e.ctx, t)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		evs, err := s.Feed(e.ctx, c, store.FeedFilter{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var got []string
+		for _, ev := range evs {
+			got = append(got, string(ev.Data))
+		}
+		return strings.Join(got, " ")
+	}
+	for _, tc := range []struct {
+		at   time.Time
+		want string
+	}{
+		{t0.Add(-time.Hour), `{"t":0,"n":0} {"t":0,"n":1} {"t":1,"n":0} {"t":1,"n":1} {"t":2,"n":0} {"t":2,"n":1}`},
+		{t0.Add(time.Second), `{"t":1,"n":0} {"t":1,"n":1} {"t":2,"n":0} {"t":2,"n":1}`},
+		{t0.Add(1500 * time.Millisecond), `{"t":2,"n":0} {"t":2,"n":1}`},
+		{t0.Add(time.Hour), ``},
+	} {
+		if got := from(tc.at); got != tc.want {
+			e.e("feed from %s:\n got %s\nwant %s", tc.at.Sub(t0), got, tc.want)
+		}
+	}
+	end, err := s.FeedAt(e.ctx, t0.Add(time.Hour))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := s.Checkpoint(e.ctx, lease, r, nil, store.Event{RunID: r.ID, Type: "late", Data: []byte(`{}`)}); err != nil {
+		e.t.Fatal(err)
+	}
+	if evs, err := s.Feed(e.ctx, end, store.FeedFilter{}); err != nil || len(evs) != 1 || evs[0].Type != "late" {
+		e.e("feed from the end, one more written: %v, %v", evs, err)
+	}
+}

@@ -81,7 +81,7 @@ func Run(t *testing.T, b Backend) {
 		{"Workers", testWorkers},
 		{"WorkersAgeOut", testWorkersAgeOut},
 		{"Tokens", testTokens},
-		{"Feed", testFeed},
+		{"Feed", testFeed}, {"FeedAt", testFeedAt},
 		{"ListPages", testListPages},
 		{"Waiting", testWaiting},
 		{"Stats", testStats},
