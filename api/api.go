@@ -23,8 +23,19 @@ const (
 	CodeConflict        = "conflict"        // 409; exit 4: already decided, not suspended, another won
 	CodeTooLarge        = "too_large"       // 413; exit 2: a body over the server's limit
 	CodeRateLimited     = "rate_limited"    // 429; exit 1: too many requests from this identity
-	CodeUnavailable     = "unavailable"     // 503; exit 6: the store cannot be used, or the server is stopping
+	CodeUnavailable     = "unavailable"     // 503; exit 6: the store cannot be used, or the server is stopping; nothing changed
+	CodeOutcomeUnknown  = "outcome_unknown" // 503; exit 8: the database's answer to the commit was lost: read the run, or repeat with the same Idempotency-Key
+	CodeKeyReused       = "key_reused"      // 422; exit 2: an Idempotency-Key already used, within a day, for another request
 )
+
+// IdempotencyKey is the header of a state-changing request's key: a
+// request repeated with the same key (and the same method, path and body)
+// within a day is answered as the first was, and changes nothing more.
+const IdempotencyKey = "Idempotency-Key"
+
+// Replayed is the header, "true", of an answer to a repeated request
+// (IdempotencyKey).
+const Replayed = "Idempotent-Replayed"
 
 // CodeOf is the error code of an HTTP status, as the server answers
 // each (a gateway's 502 and 504 count as unavailable); "" for a status
@@ -45,6 +56,8 @@ func CodeOf(status int) string {
 		return CodeTooLarge
 	case http.StatusTooManyRequests:
 		return CodeRateLimited
+	case http.StatusUnprocessableEntity:
+		return CodeKeyReused
 	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return CodeUnavailable
 	}

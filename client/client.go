@@ -45,6 +45,9 @@ type Client struct {
 	base   *url.URL // scheme and host requests go to
 	token  string   // sent over http(s) only
 	hc     *http.Client
+	// keyRetry is how long a change with an idempotency key is repeated
+	// (keyRetry, the constant, but in tests).
+	keyRetry time.Duration
 }
 
 // New returns a client of server: https://host[:port], http://host[:port]
@@ -53,7 +56,7 @@ type Client struct {
 // sent to a unix: server (the kernel identifies the caller there), never
 // in a URL, and never over plain http to a host other than loopback.
 func New(server, token string) (*Client, error) {
-	c := &Client{server: server}
+	c := &Client{server: server, keyRetry: keyRetry}
 	token = strings.TrimSpace(token) // as read from a file, with its newline
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -149,6 +152,10 @@ type request struct {
 	timeout      time.Duration // 0: requestTimeout; < 0: none
 	accept       string
 	lastID       string // Last-Event-ID: resume a stream after it
+	// key is the change's idempotency key: with one, a request whose
+	// answer is lost, or that the server could not carry out for now,
+	// is sent again (see send).
+	key string
 }
 
 // rateRetries is how many times a request the server refused for its
@@ -158,18 +165,77 @@ const rateRetries = 3
 // send makes a request and returns the response when its status is 2xx;
 // any other status is an *Error, a transport failure an
 // *UnreachableError. The caller closes the body. A request refused for
-// the identity's rate is sent again after the server's Retry-After.
+// the identity's rate is sent again after the server's Retry-After. A
+// change with an idempotency key is sent again, for up to keyRetry,
+// while the server cannot be reached or answers 502, 503 or 504: the
+// key makes a repeat safe. When it may have reached the server and no
+// attempt told, the error is an *UnknownOutcomeError.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, context.CancelFunc, error) {
-	for i := 0; ; i++ {
+	var deadline time.Time
+	delay, uncertain, rated := keyRetryFirst, false, 0
+	for {
 		resp, cancel, err := c.sendOnce(ctx, r)
 		var e *Error
-		if i == rateRetries || !errors.As(err, &e) || e.Status != http.StatusTooManyRequests {
-			return resp, cancel, err
-		}
-		if !sleep(ctx, e.RetryAfter) {
+		switch {
+		case err == nil:
+			return resp, cancel, nil
+		case errors.As(err, &e) && e.Status == http.StatusTooManyRequests && rated < rateRetries:
+			rated++
+			if !sleep(ctx, e.RetryAfter) {
+				return nil, nil, err
+			}
+			continue
+		case r.key == "" || !transient(err):
+			// With a key, the answer to a repeat is the answer: a
+			// first attempt that took effect is replayed.
 			return nil, nil, err
 		}
+		uncertain = uncertain || maybeSent(err)
+		if deadline.IsZero() {
+			deadline = time.Now().Add(c.keyRetry)
+		}
+		if time.Now().Add(delay).After(deadline) || !sleep(ctx, delay) {
+			if uncertain {
+				return nil, nil, &UnknownOutcomeError{Server: c.server, Err: err}
+			}
+			return nil, nil, err
+		}
+		delay = min(2*delay, keyRetryMax)
 	}
+}
+
+// How a change with an idempotency key is repeated: for up to keyRetry,
+// waiting from keyRetryFirst, doubling up to keyRetryMax.
+const (
+	keyRetry      = 30 * time.Second
+	keyRetryFirst = 200 * time.Millisecond
+	keyRetryMax   = 3 * time.Second
+)
+
+// transient is a failure worth repeating a keyed change for: the server
+// not reached, or answering that it cannot for now.
+func transient(err error) bool {
+	var ue *UnreachableError
+	var e *Error
+	switch {
+	case errors.As(err, &ue):
+		return true
+	case errors.As(err, &e):
+		return e.Status == http.StatusServiceUnavailable || e.Status == http.StatusBadGateway || e.Status == http.StatusGatewayTimeout
+	}
+	return false
+}
+
+// maybeSent says whether a failed attempt may have reached the server:
+// anything but a connection never made, or the server's "unavailable"
+// (which changed nothing).
+func maybeSent(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.API.Code != api.CodeUnavailable
+	}
+	var oe *net.OpError
+	return !(errors.As(err, &oe) && oe.Op == "dial")
 }
 
 // sendOnce makes a request once (see send).
@@ -210,6 +276,9 @@ func (c *Client) sendOnce(ctx context.Context, r request) (*http.Response, conte
 	req.Header.Set("User-Agent", "agentctl")
 	if r.lastID != "" {
 		req.Header.Set("Last-Event-ID", r.lastID)
+	}
+	if r.key != "" {
+		req.Header.Set(api.IdempotencyKey, r.key)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

@@ -14,6 +14,7 @@ const (
 	exitConflict  = 4
 	exitForbidden = 5
 	exitDatabase  = 6
+	exitUnknown   = 8
 )
 
 // Error is an error object the server answered with, and the HTTP status
@@ -28,8 +29,9 @@ type Error struct {
 func (e *Error) Error() string { return e.API.Message }
 
 // ExitCode is the CLI's exit code for the error: invalid, unauthenticated,
-// not_found and too_large 2, forbidden 5, conflict 4, rate_limited 1,
-// unavailable 6; an unknown code by its HTTP status.
+// not_found, too_large and key_reused 2, forbidden 5, conflict 4,
+// rate_limited 1, unavailable 6, outcome_unknown 8; an unknown code by
+// its HTTP status.
 func (e *Error) ExitCode() int {
 	switch e.API.Code {
 	case api.CodeInvalid, api.CodeUnauthenticated, api.CodeNotFound, api.CodeTooLarge:
@@ -42,6 +44,10 @@ func (e *Error) ExitCode() int {
 		return exitError
 	case api.CodeUnavailable:
 		return exitDatabase
+	case api.CodeOutcomeUnknown:
+		return exitUnknown
+	case api.CodeKeyReused:
+		return exitUsage
 	}
 	if c := api.CodeOf(e.Status); c != "" {
 		return (&Error{API: api.Error{Code: c}}).ExitCode()
@@ -78,4 +84,27 @@ func (e *UnreachableError) ExitCode() int { return exitDatabase }
 // Object is the error object the CLI prints under -o json.
 func (e *UnreachableError) Object() api.Error {
 	return api.Error{Code: api.CodeUnavailable, Message: e.Error(), Hint: "check the server address (--server, AGENTCTL_SERVER) and that agentctl serve is running"}
+}
+
+// UnknownOutcomeError is a change whose answer was lost: the request may
+// have reached the server, and repeating it (with its idempotency key)
+// did not tell. The CLI exits 8.
+type UnknownOutcomeError struct {
+	Server string
+	Err    error // the last attempt's failure
+}
+
+func (e *UnknownOutcomeError) Error() string {
+	return fmt.Sprintf("no answer from server %s (%v): the change may or may not have been made", e.Server, e.Err)
+}
+
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+
+// ExitCode is 8: the outcome is unknown.
+func (e *UnknownOutcomeError) ExitCode() int { return exitUnknown }
+
+// Object is the error object the CLI prints under -o json.
+func (e *UnknownOutcomeError) Object() api.Error {
+	return api.Error{Code: api.CodeOutcomeUnknown, Message: e.Error(),
+		Hint: "read the run (agentctl show RUN) before trying again"}
 }

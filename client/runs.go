@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"net/http"
 	"net/url"
@@ -25,30 +26,36 @@ type Answer struct {
 // Start starts a run (POST /v1/runs). The server waits up to wait for it
 // to rest (0: the server's default).
 func (c *Client) Start(ctx context.Context, req api.StartRequest, wait time.Duration) (*Answer, error) {
-	return c.advance(ctx, "/v1/runs", req, wait)
+	return c.advance(ctx, "/v1/runs", req, wait, newKey())
 }
 
 // Decide records a decision on a run's calls (POST
 // /v1/runs/{id}/ACTION: approve, decline, resume, retry or resolve) and
 // waits up to wait for the run to rest (0: the server's default).
 func (c *Client) Decide(ctx context.Context, action store.Action, runID string, req api.DecisionRequest, wait time.Duration) (*Answer, error) {
-	return c.advance(ctx, runPath(runID, string(action)), req, wait)
+	return c.advance(ctx, runPath(runID, string(action)), req, wait, newKey())
 }
 
 // Continue continues a run that stalled or that a stopped process left
 // running (POST /v1/runs/{id}/continue).
 func (c *Client) Continue(ctx context.Context, runID string, wait time.Duration) (*Answer, error) {
-	return c.advance(ctx, runPath(runID, "continue"), struct{}{}, wait)
+	return c.advance(ctx, runPath(runID, "continue"), struct{}{}, wait, "")
 }
 
 // Send adds a user message to a run's conversation (POST
 // /v1/runs/{id}/send).
 func (c *Client) Send(ctx context.Context, runID string, req api.SendRequest, wait time.Duration) (*Answer, error) {
-	return c.advance(ctx, runPath(runID, "send"), req, wait)
+	return c.advance(ctx, runPath(runID, "send"), req, wait, "")
 }
 
-// advance posts body to path and reads the run it answers with.
-func (c *Client) advance(ctx context.Context, path string, body any, wait time.Duration) (*Answer, error) {
+// newKey is a fresh idempotency key: 128 random bits.
+func newKey() string {
+	return rand.Text()
+}
+
+// advance posts body to path, with idempotency key key when not "", and
+// reads the run it answers with.
+func (c *Client) advance(ctx context.Context, path string, body any, wait time.Duration, key string) (*Answer, error) {
 	q := url.Values{}
 	timeout := 30*time.Second + waitSlack // the server's default wait
 	if wait > 0 {
@@ -56,7 +63,7 @@ func (c *Client) advance(ctx context.Context, path string, body any, wait time.D
 		timeout = wait + waitSlack
 	}
 	var d engine.RunDetail
-	status, err := c.do(ctx, request{method: http.MethodPost, path: path, query: q, body: body, timeout: timeout}, &d)
+	status, err := c.do(ctx, request{method: http.MethodPost, path: path, query: q, body: body, timeout: timeout, key: key}, &d)
 	if err != nil {
 		return nil, err
 	}

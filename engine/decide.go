@@ -46,6 +46,15 @@ type Decision struct {
 	// NoView says the caller reads the run itself afterwards: Decide
 	// then reads nothing to return a view of it and may return nil.
 	NoView bool
+	// Request, when set, is recorded with the decision, in its
+	// transaction: the request that made it (an idempotency key). A key
+	// already recorded fails the decision with store.ErrRequestSeen.
+	Request *store.Request
+	// Unknown, when set, is called when the answer to the decision's
+	// COMMIT is lost (the connection broke), before Decide asks the
+	// database what it did, for up to half a lease: a server answers
+	// outcome_unknown then, rather than wait.
+	Unknown func()
 }
 
 // kind is the kind of pending call an action decides; "" for any.
@@ -175,7 +184,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 		return nil, fmt.Errorf("run %s: agent %q is not in the run's spec", run.ID, run.Agent)
 	}
 	var b batch
-	b.detach, b.recorded, b.noView = d.Detach, d.Recorded, d.NoView
+	b.detach, b.recorded, b.noView, b.unknown = d.Detach, d.Recorded, d.NoView, d.Unknown
 	for _, c := range calls {
 		rec, ev, err := e.decision(ctx, run, a, c, d)
 		if err != nil {
@@ -187,7 +196,8 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 			b.evs = append(b.evs, *ev)
 		}
 		if d.Always {
-			grant := &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Via: d.Auth.via(), Reason: d.Reason}
+			grant := &store.Decision{RunID: run.ID, CallID: c.ID, Action: store.Grant, By: d.By, OSUser: d.OSUser, Via: d.Auth.via(), Reason: d.Reason,
+				Request: d.Request}
 			b.ds = append(b.ds, grant)
 			b.evs = append(b.evs, decisionEvent(run, c, grant))
 		}
@@ -217,7 +227,7 @@ func (e *Engine) decideRun(ctx context.Context, g *Graph, run *store.Run, calls 
 // run, whose agent is a.
 func (e *Engine) decision(ctx context.Context, run *store.Run, a *agentNode, c *store.Call, d Decision) (*store.Decision, *store.Event, error) {
 	rec := &store.Decision{RunID: c.RunID, CallID: c.ID, Action: d.Action, By: d.By, OSUser: d.OSUser, Via: d.Auth.via(), Reason: d.Reason,
-		ArgsBefore: c.Args, Needed: c.Needed}
+		ArgsBefore: c.Args, Needed: c.Needed, Request: d.Request}
 	var err error
 	switch d.Action {
 	case store.Approve:
@@ -254,6 +264,7 @@ type batch struct {
 	evs      []store.Event
 	detach   bool
 	recorded func() // called once the batch is committed
+	unknown  func() // called when the COMMIT's answer is lost
 	noView   bool   // the caller needs no view of the run
 	started  string // the call the decision starts when it claims the run
 }
@@ -266,6 +277,12 @@ func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, b batch) (*
 		lease = store.Lease{} // leave the run to a worker
 	}
 	claimed, err := e.store.Decide(ctx, b.ds, lease, b.evs...)
+	if errors.Is(err, store.ErrOutcomeUnknown) {
+		if b.unknown != nil {
+			b.unknown()
+		}
+		claimed, err = e.settleUnknown(ctx, r.ID, b, lease, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,10 @@ type StartOptions struct {
 	// Created, when set, is called with the run's id once the run is
 	// stored, before it advances: a server answers from then on.
 	Created func(runID string)
+	// Request, when set, is recorded with the run as it is created: the
+	// request that created it (an idempotency key). A key already
+	// recorded fails the start with store.ErrRequestSeen.
+	Request *store.Request
 }
 
 // Start creates a run of an agent and advances it until it completes,
@@ -58,6 +62,7 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 		Status:    store.Running,
 		Input:     opts.Input,
 		SpecHash:  g.hash,
+		Request:   opts.Request,
 		State:     st.encode(),
 		StartedBy: opts.StartedBy,
 	}

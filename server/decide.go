@@ -40,8 +40,21 @@ func checkAs(as string) error {
 }
 
 // op is what a request asks the engine to do: it calls committed with the
-// run's id once what it changes is committed, then advances the run.
+// run's id once what it changes is committed, then advances the run. It
+// calls lostOf(ctx) with the run's id when the answer to its COMMIT is
+// lost, before it finds out what the COMMIT did.
 type op func(ctx context.Context, committed func(runID string)) (*engine.RunView, error)
+
+type lostKey struct{}
+
+// lostOf is the function an op calls when its COMMIT's answer is lost:
+// the request is answered outcome_unknown, while the op goes on.
+func lostOf(ctx context.Context) func(runID string) {
+	if f, ok := ctx.Value(lostKey{}).(func(string)); ok {
+		return f
+	}
+	return func(string) {}
+}
 
 // act runs op in the background, under the server's lifetime rather than
 // the request's, and waits until it ends; once op has committed, only up
@@ -51,9 +64,10 @@ type op func(ctx context.Context, committed func(runID string)) (*engine.RunView
 // pending: it is waited for up to wait from the start, and an error it
 // ends with meanwhile is the answer.
 func (s *Server) act(r *http.Request, wait time.Duration, pending string, f op) (runID string, done bool, err error) {
-	committed := make(chan string, 1)
-	var once sync.Once
+	committed, lost := make(chan string, 1), make(chan string, 1)
+	var once, onceLost sync.Once
 	mark := func(id string) { once.Do(func() { committed <- id }) }
+	markLost := func(id string) { onceLost.Do(func() { lost <- id }) }
 	type outcome struct {
 		v   *engine.RunView
 		err error
@@ -62,7 +76,7 @@ func (s *Server) act(r *http.Request, wait time.Duration, pending string, f op) 
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		v, err := f(s.work, mark)
+		v, err := f(context.WithValue(s.work, lostKey{}, markLost), mark)
 		res <- outcome{v, err}
 	}()
 	var o outcome
@@ -82,6 +96,10 @@ func (s *Server) act(r *http.Request, wait time.Duration, pending string, f op) 
 				return o.v.RunID, true, nil
 			}
 		case runID = <-committed:
+		case runID = <-lost:
+			// The op goes on, finding out what its COMMIT did and
+			// advancing the run if it did.
+			return runID, true, fmt.Errorf("run %s: %w", runID, store.ErrOutcomeUnknown)
 		}
 	}
 	t := time.NewTimer(wait)
@@ -158,9 +176,11 @@ func (s *Server) decide(action store.Action) handler {
 		}
 		d := engine.Decision{RunID: id, CallID: req.Call, All: req.All, Action: action, By: by, OSUser: p.Name,
 			Reason: req.Reason, Args: req.Args, Always: req.Always, Data: req.Data, Output: req.Output, Failed: req.Failed,
-			Detach: req.Detach, Auth: s.authority(r.Context(), p), NoView: true} // answered from a read of its own
+			Detach: req.Detach, Auth: s.authority(r.Context(), p), NoView: true, // answered from a read of its own
+			Request: requestOf(r.Context())}
 		_, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 			d.Recorded = func() { committed(id) }
+			d.Unknown = func() { lostOf(ctx)(id) }
 			v, err := s.eng.Decide(ctx, d)
 			if err == nil {
 				committed(id)

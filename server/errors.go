@@ -26,6 +26,8 @@ var status = map[string]int{
 	api.CodeTooLarge:        http.StatusRequestEntityTooLarge,
 	api.CodeRateLimited:     http.StatusTooManyRequests,
 	api.CodeUnavailable:     http.StatusServiceUnavailable,
+	api.CodeOutcomeUnknown:  http.StatusServiceUnavailable,
+	api.CodeKeyReused:       http.StatusUnprocessableEntity,
 	CodeInternal:            http.StatusInternalServerError,
 }
 
@@ -100,8 +102,12 @@ func errorBody(err error) (int, api.Error, bool) {
 	case errors.Is(err, store.ErrBadCursor):
 		e.Code, e.Hint = api.CodeInvalid, "pass a cursor this server returned as next, or none for the first page"
 		e.Details = []api.Detail{{Pointer: "/cursor", Message: "bad cursor"}}
+	case errors.Is(err, store.ErrOutcomeUnknown):
+		e.Code, e.Message = api.CodeOutcomeUnknown, "the change may or may not have been made: "+err.Error()
+		e.Hint = "read the run before deciding again, or repeat the request with the same Idempotency-Key: it is answered as the first was"
 	case errors.Is(err, store.ErrUnavailable):
 		e.Code = api.CodeUnavailable
+		e.Hint = "nothing was changed; try again shortly"
 	case errors.Is(err, store.ErrForbidden):
 		e.Code = api.CodeForbidden
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrLeaseLost):
@@ -133,6 +139,9 @@ func plural(n int, one, many string) string {
 
 // writeError answers with the error object.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if c, ok := s.store.(interface{ Classify(error) error }); ok {
+		err = c.Classify(err) // a driver's failure, in the store's words
+	}
 	code, e, known := errorBody(err)
 	if !known {
 		s.log.Error("request failed", "id", requestID(r), "err", err.Error())
@@ -140,7 +149,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agentctl"`)
 	}
-	if code == http.StatusTooManyRequests {
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, code, api.ErrorBody{Error: e})

@@ -225,9 +225,9 @@ func (s *Server) routes() {
 	s.route("GET /v1/whoami", "", s.whoami)
 	s.route("GET /v1/runs", RoleReader, s.listRuns)
 	s.route("GET /v1/runs/{id}", RoleReader, s.getRun)
-	s.route("POST /v1/runs", RoleRunner, s.startRun)
+	s.route("POST /v1/runs", RoleRunner, s.idempotent(http.StatusCreated, s.startRun))
 	for _, a := range []store.Action{store.Approve, store.Decline, store.Resume, store.Retry, store.Resolve} {
-		s.route("POST /v1/runs/{id}/"+string(a), "", s.decide(a))
+		s.route("POST /v1/runs/{id}/"+string(a), "", s.idempotent(http.StatusOK, s.decide(a)))
 	}
 	s.route("POST /v1/runs/{id}/continue", RoleRunner, s.continueRun)
 	s.route("POST /v1/runs/{id}/send", RoleRunner, s.send)

@@ -84,8 +84,11 @@ func (a *app) remoteErr(err error, f format) error {
 		code int
 		ae   *client.Error
 		ue   *client.UnreachableError
+		oe   *client.UnknownOutcomeError
 	)
 	switch {
+	case errors.As(err, &oe):
+		obj, code = oe.Object(), oe.ExitCode()
 	case errors.As(err, &ae):
 		obj, code = ae.API, ae.ExitCode()
 	case errors.As(err, &ue):

@@ -36,6 +36,7 @@ const (
 	exitForbidden = 5 // the approver policy does not allow the decision
 	exitDatabase  = 6 // the database is busy, unwritable, corrupt or newer
 	exitStalled   = 7 // the run stalled: its model could not be asked; continue asks again
+	exitUnknown   = 8 // the change's outcome is unknown: read the run before trying again
 )
 
 const rootHelp = `agentctl runs LLM agents declared in YAML, durably: a run that needs a
@@ -60,6 +61,9 @@ Exit codes:
   7  the run stalled: its model could not be asked (provider down, key
      missing) after the run began; every result is kept, and
      agentctl continue RUN asks the model again
+  8  the outcome is unknown: the connection to the database or server
+     broke after the change was sent, and it may or may not have been
+     made; read the run (agentctl show RUN) before trying again
 
 The database is --db, else $AGENTCTL_DB, else
 $XDG_STATE_HOME/agentctl/agentctl.db (~/.local/state/agentctl/agentctl.db):
@@ -294,6 +298,8 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.As(err, &se), errors.As(err, &amb):
 		return exitUsage
+	case errors.Is(err, store.ErrOutcomeUnknown):
+		return exitUnknown
 	case errors.Is(err, store.ErrUnavailable):
 		return exitDatabase
 	case errors.Is(err, store.ErrForbidden):
@@ -313,6 +319,7 @@ var apiCodes = map[int]string{
 	exitConflict:  api.CodeConflict,
 	exitForbidden: api.CodeForbidden,
 	exitDatabase:  api.CodeUnavailable,
+	exitUnknown:   api.CodeOutcomeUnknown,
 }
 
 // errorObject is err as the server's API reports it, with code its exit

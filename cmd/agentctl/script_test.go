@@ -326,6 +326,8 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["anthropicserver"] = modelserver(modeltest.Anthropic)
 	cmds["pgserver"] = pgserver
 	cmds["pgrestart"] = pgrestart
+	cmds["pgproxy"] = pgproxy
+	cmds["pgcut"] = pgcut
 	cmds["mkuser"] = mkuser
 	cmds["as"] = asUser
 	cmds["mkshared"] = mkshared

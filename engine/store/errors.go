@@ -14,6 +14,14 @@ var (
 	ErrNotIdle   = errors.New("run has work to do")
 	// ErrForbidden: the approver policy does not allow the decision.
 	ErrForbidden = errors.New("forbidden")
+	// ErrRequestSeen: a change carried an idempotency key already
+	// recorded (store.Request); nothing was changed. It matches
+	// ErrConflict.
+	ErrRequestSeen error = &requestSeen{}
+	// ErrOutcomeUnknown: the connection to the database broke after the
+	// transaction's COMMIT was sent; it may or may not have taken
+	// effect. Read the state again before doing it again.
+	ErrOutcomeUnknown = errors.New("the database's answer to the commit was lost: the change may or may not have been made")
 
 	// ErrUnavailable: the database cannot be used; nothing was changed.
 	// Each of the errors below is also ErrUnavailable.
@@ -38,6 +46,11 @@ var (
 )
 
 type unavailable struct{ msg string }
+
+type requestSeen struct{}
+
+func (*requestSeen) Error() string        { return "a request with this idempotency key was already made" }
+func (*requestSeen) Is(target error) bool { return target == ErrConflict }
 
 // BusyError is ErrBusy with how long the write waited for another
 // process's lock (SQLite's busy timeout): a front end can say how to wait

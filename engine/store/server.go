@@ -118,6 +118,9 @@ type ServerStore interface {
 	// first such event in commit order (events after it stamped earlier
 	// come too). With no such event, it is the feed's end (FeedEnd).
 	FeedAt(ctx context.Context, since time.Time) (string, error)
+	// Requested returns the request recorded under key (see Request)
+	// within RequestTTL; ErrNotFound when there is none.
+	Requested(ctx context.Context, key string) (*Requested, error)
 	// Waiting returns the calls waiting for a human (approval, resume
 	// data, or an interrupted call's retry or resolve; not delegations)
 	// across every run, oldest first (by creation, then run id, then

@@ -105,6 +105,34 @@ type Run struct {
 	// StartedBy is the OS user who started the run (of a child run: who
 	// started its root).
 	StartedBy string
+	// Request, when set as the run is created, is recorded with it in
+	// one transaction: the request that created it (an idempotency key).
+	// It is not read back.
+	Request *Request
+}
+
+// Request identifies a request that changes a run, by an idempotency key
+// its client chose: recorded in the transaction of the change, so that a
+// client that does not know whether its request took effect (the answer
+// was lost) can ask again with the same key and be told. A key is
+// remembered for RequestTTL.
+type Request struct {
+	// Key is the key, made unique to its client (a hash of the client's
+	// name and the key it sent).
+	Key string
+	// Hash is a hash of the request (method, path and body): the same
+	// key with another request is not the same request.
+	Hash string
+}
+
+// RequestTTL is how long a request's key is remembered.
+const RequestTTL = 24 * time.Hour
+
+// Requested is a request recorded under its key.
+type Requested struct {
+	Hash  string
+	RunID string // the run it created or decided in
+	At    time.Time
 }
 
 // Usage counts a run's model calls and tokens, as providers report them.
@@ -210,6 +238,9 @@ type Decision struct {
 	// the approver's process runs it next (the decision and the
 	// durable start of the side effect, one commit). Not stored.
 	Start bool
+	// Request, when set, is recorded in the decision's transaction (the
+	// first of a batch that has one): the request that made it.
+	Request *Request
 }
 
 // ForbiddenError reports a decision the approver policy does not allow.
@@ -477,7 +508,8 @@ type Store interface {
 	// a *ConflictError.
 	//
 	// With a zero lease (a detached decision) the run is not claimed but
-	// marked as work for a worker.
+	// marked as work for a worker. A Request whose key is already
+	// recorded fails the batch with ErrRequestSeen.
 	Decide(ctx context.Context, ds []*Decision, lease Lease, ev ...Event) (claimed bool, err error)
 
 	// ClaimStart claims, for lease, one run a worker should advance: a

@@ -1,10 +1,14 @@
 package postgres
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 
@@ -18,7 +22,7 @@ import (
 // store.ErrCannotConnect, with whether the server was unreachable,
 // refused the user, or failed TLS.
 func classify(err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
+	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrOutcomeUnknown) {
 		return err
 	}
 	var pe *pgconn.PgError
@@ -28,6 +32,10 @@ func classify(err error) error {
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	if !errors.As(err, &ce) && !errors.As(err, &ne) {
+		if lost(err) {
+			return &classified{kind: store.ErrCannotConnect, err: err,
+				msg: fmt.Sprintf("the connection to the database server was lost (%v); nothing was changed", deepest(err))}
+		}
 		return err
 	}
 	at := "the server"
@@ -65,6 +73,10 @@ func classifyServer(err error, pe *pgconn.PgError) error {
 	case pe.Code == "3D000": // invalid_catalog_name
 		return &classified{kind: store.ErrCannotConnect, err: err,
 			msg: pe.Message + "; create it first (createdb)"}
+	case pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08"):
+		// admin_shutdown, crash_shutdown, cannot_connect_now, connection_exception
+		return &classified{kind: store.ErrCannotConnect, err: err,
+			msg: fmt.Sprintf("the database server is restarting or closed the connection: %s (SQLSTATE %s); nothing was changed", pe.Message, pe.Code)}
 	case pe.Code == "42501": // insufficient_privilege
 		return &classified{kind: store.ErrDenied, err: err,
 			msg: fmt.Sprintf("%s (SQLSTATE 42501): it lacks the privilege; nothing was changed", pe.Message)}
@@ -117,3 +129,31 @@ type classified struct {
 
 func (e *classified) Error() string   { return e.kind.Error() + ": " + e.msg }
 func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
+
+// lost reports a connection that broke under a statement: closed, or
+// cut mid-answer.
+func lost(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF")
+}
+
+// commitUnknown says whether a failed COMMIT, or a statement outside a
+// transaction, may have taken effect: the connection broke once it may
+// have been sent. An answer from the server (a PgError) means it did
+// not; so does a connection that could not be made, or that database/sql
+// found closed or cancelled before it sent anything. pgconn's
+// SafeToRetry is not enough: a COMMIT cut after it was sent reads as
+// "conn closed", safe to retry (TestCommitOutcomeUnknown).
+func commitUnknown(err error) bool {
+	var pe *pgconn.PgError
+	var ce *pgconn.ConnectError
+	switch {
+	case err == nil, errors.As(err, &pe), errors.As(err, &ce), errors.Is(err, sql.ErrTxDone), errors.Is(err, driver.ErrBadConn),
+		err == context.Canceled, err == context.DeadlineExceeded: // database/sql's, before the commit
+		return false
+	}
+	return true
+}

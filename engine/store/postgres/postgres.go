@@ -57,13 +57,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", name, Scrub(classify(err), dsn))
 	}
 	d := sqlstore.Dialect{
-		Name:       "postgres",
-		Dollar:     true,
-		LockRun:    true,
-		SkipLocked: true,
-		WriteCTE:   true,
-		XID:        true,
-		Classify:   classify,
+		Name:          "postgres",
+		Dollar:        true,
+		LockRun:       true,
+		SkipLocked:    true,
+		WriteCTE:      true,
+		XID:           true,
+		Classify:      classify,
+		CommitUnknown: commitUnknown,
 	}
 	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), From: from, Now: opts.Now}), nil
 }
@@ -352,4 +353,9 @@ var migrations = []string{
 		RETURN NEW;
 	END $$;
 	CREATE TRIGGER events_insert INSTEAD OF INSERT ON events FOR EACH ROW EXECUTE FUNCTION agentctl_events_insert();`,
+
+	// Idempotency keys: the request that created a run or made a
+	// decision, recorded with it, so that a client unsure of the outcome
+	// asks again and is told.
+	sqlstore.RequestsMigration(`TEXT COLLATE "C"`),
 }

@@ -98,13 +98,14 @@ func TestOldEvents(t *testing.T) {
 
 // The schema versions before the migrations the tests of old rows replay.
 const (
-	eventFields   = 3 // sqlstore.EventFieldsMigration
-	resultObjects = 4 // structured results
-	serverSchema  = 5 // tokens, decisions.via, the inbox index, events.xid
-	notifySchema  = 6 // notifications, their cursors, sessions
-	replaySchema  = 7 // signed requests already seen
-	timingsSchema = 8 // call times, tombstones
-	codesSchema   = 9 // runs_root without roots, calls_pending, event type codes
+	eventFields   = 3  // sqlstore.EventFieldsMigration
+	resultObjects = 4  // structured results
+	serverSchema  = 5  // tokens, decisions.via, the inbox index, events.xid
+	notifySchema  = 6  // notifications, their cursors, sessions
+	replaySchema  = 7  // signed requests already seen
+	timingsSchema = 8  // call times, tombstones
+	codesSchema   = 9  // runs_root without roots, calls_pending, event type codes
+	requestsTable = 10 // idempotency keys
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -122,6 +123,7 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		codesSchema: `DROP VIEW events; DROP FUNCTION agentctl_events_insert(); ALTER TABLE event_rows RENAME TO events;
 			DROP INDEX calls_pending; DROP INDEX runs_root;
 			CREATE INDEX runs_root ON runs(root_id, id)`,
+		requestsTable: `DROP TABLE requests`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

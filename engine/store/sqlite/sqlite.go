@@ -501,6 +501,11 @@ var migrations = []string{
 	CREATE TRIGGER events_insert INSTEAD OF INSERT ON events BEGIN
 		INSERT INTO event_rows(run_id, type, data, at) VALUES (NEW.run_id, NEW.type, NEW.data, NEW.at);
 	END;`,
+
+	// Idempotency keys: the request that created a run or made a
+	// decision, recorded with it, so that a client unsure of the outcome
+	// asks again and is told.
+	sqlstore.RequestsMigration("TEXT"),
 }
 
 // resultObjectMigration flags the stored results that have the shape of

@@ -95,6 +95,7 @@ const (
 	replaySchema  = 10 // signed requests already seen
 	timingsSchema = 11 // call times, tombstones
 	codesSchema   = 12 // runs_root without roots, event type codes
+	requestsTable = 13 // idempotency keys
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -109,6 +110,7 @@ func rewind(t *testing.T, db *DB, v int) {
 		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
 		codesSchema: `DROP VIEW events; ALTER TABLE event_rows RENAME TO events;
 			DROP INDEX runs_root; CREATE INDEX runs_root ON runs(root_id, id)`,
+		requestsTable: `DROP TABLE requests`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {

@@ -136,7 +136,10 @@ func createIn(ctx context.Context, tx *txn, now time.Time, r *store.Run, spec []
 		r.ID, r.Agent, r.Status, r.Input, r.Output, r.Error, r.SpecHash, r.Step, r.State,
 		ms(now), ms(now), parent, r.ParentCall, root, string(path),
 		r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.StartedBy, owner, expires)
-	return err
+	if err != nil {
+		return err
+	}
+	return recordRequest(ctx, tx, now, r.Request, r.ID)
 }
 
 // Checkpoint implements store.Store.

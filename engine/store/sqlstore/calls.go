@@ -290,6 +290,14 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 			}
 			moved = moved || m
 		}
+		for _, d := range ds {
+			if d.Request != nil {
+				if err := recordRequest(ctx, tx, now, d.Request, runID); err != nil {
+					return err
+				}
+				break
+			}
+		}
 		if err := appendEvents(ctx, tx, now, ev); err != nil {
 			return err
 		}
@@ -313,7 +321,7 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 		return started(ctx, tx, now, ds)
 	})
 	var ce *store.ConflictError
-	if errors.As(err, &ce) {
+	if errors.As(err, &ce) || errors.Is(err, store.ErrRequestSeen) {
 		return false, err
 	}
 	if err != nil {

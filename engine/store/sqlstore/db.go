@@ -7,6 +7,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ type Dialect struct {
 	XID bool
 	// Classify maps the driver's errors to the store's sentinels.
 	Classify func(error) error
+	// CommitUnknown says whether a failed COMMIT may have taken effect
+	// (the connection broke after it was sent); nil: never (SQLite's
+	// COMMIT either commits or fails).
+	CommitUnknown func(error) bool
 	// Integrity runs the backend's own consistency check and returns the
 	// problems found (none: healthy).
 	Integrity func(context.Context, *sql.DB) ([]string, error)
@@ -154,8 +159,29 @@ func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		if s.d.CommitUnknown != nil && s.d.CommitUnknown(err) {
+			return &OutcomeUnknownError{Err: err}
+		}
+		return err
+	}
+	return nil
 }
+
+// OutcomeUnknownError is a COMMIT whose outcome is unknown: the
+// connection broke after it was sent. It matches store.ErrOutcomeUnknown
+// and unwraps to the driver's error.
+type OutcomeUnknownError struct{ Err error }
+
+func (e *OutcomeUnknownError) Error() string {
+	return fmt.Sprintf("%v (%v)", store.ErrOutcomeUnknown, e.Err)
+}
+
+// Is makes an OutcomeUnknownError match store.ErrOutcomeUnknown.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == store.ErrOutcomeUnknown }
+
+// Unwrap returns the driver's error.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 
 // lockRun takes a run's row lock, where the dialect needs it.
 func (t *txn) lockRun(ctx context.Context, runID string) error {

@@ -152,7 +152,11 @@ func (s *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error
 // exec runs a write outside any transaction, through the cache.
 func (s *DB) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if !s.d.Cache {
-		return s.db.ExecContext(ctx, s.rebind(q), args...)
+		res, err := s.db.ExecContext(ctx, s.rebind(q), args...)
+		if err != nil && s.d.CommitUnknown != nil && s.d.CommitUnknown(err) {
+			return nil, &OutcomeUnknownError{Err: err} // a statement is its own transaction
+		}
+		return res, err
 	}
 	st, err := s.stmts.lookup(ctx, s.db, q)
 	if err != nil {
