@@ -144,13 +144,10 @@ func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.R
 	if err != nil {
 		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
-	err = cmd.Start()
-	closeOutput(err != nil)
-	if err != nil {
+	started, err := proc.Run(cmd, func(err error) { closeOutput(err != nil) })
+	if !started {
 		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
-	err = cmd.Wait()
-	proc.KillGroup(cmd)
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):
