@@ -111,7 +111,7 @@ func (a *Action) render(c toolkits.Call) (argv, vars []string, err error) {
 	}
 	// A minimal environment: a model key or database URL in agentctl's
 	// environment never reaches a command that could echo it.
-	vars = append(toolkits.ChildEnv(a.inherit), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
+	vars = append(toolkits.ChildEnv(a.inherit), proc.CallEnv(c.RunID, c.CallID)...)
 	for _, name := range slices.Sorted(maps.Keys(a.env)) {
 		v, err := a.env[name].Render(env)
 		if err != nil {
