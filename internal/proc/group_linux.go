@@ -15,7 +15,7 @@ import "syscall"
 //
 // Only the command itself gets the signal: processes it starts in its
 // group outlive agentctl. The engine kills those when it recovers the
-// call (proc.KillCall).
+// call (KillCall).
 func groupAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -128,7 +128,8 @@ const drainDelay = time.Second
 
 // run runs argv in a process group of its own. On timeout or when ctx
 // ends the whole group is killed; when the command exits, its exit status
-// is the result and what it left running in its group is killed.
+// is the result and what it left running in its group is killed. On
+// Linux the command also dies with this process (proc.Run).
 func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.Redactor) (Output, error) {
 	tctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
