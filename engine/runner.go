@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/proc"
 )
 
 // runner advances one run this process holds. It holds what every step of
@@ -147,9 +148,19 @@ func (rn *runner) suspend(ctx context.Context) (v *RunView, again bool, err erro
 }
 
 // recover deals with a call found executing while this process holds the
-// run, that is, left so by a process that died.
+// run, that is, left so by a process that died. What the call's command
+// left running on this host is killed first, and gone, so that a retry
+// never runs beside it. A command on another host is not seen.
 func (rn *runner) recover(ctx context.Context, c *store.Call) error {
-	return rn.interrupt(ctx, c, "interrupted: the process running this call stopped; it may or may not have taken effect")
+	why := "interrupted: the process running this call stopped; it may or may not have taken effect"
+	n, err := proc.KillCall(ctx, rn.r.ID, c.ID)
+	if err != nil {
+		return fmt.Errorf("call %s: kill what its command left running: %w", c.ID, err)
+	}
+	if n > 0 {
+		why += fmt.Sprintf(" (%d of its processes, left running, were killed)", n)
+	}
+	return rn.interrupt(ctx, c, why)
 }
 
 // interrupt records a call whose tool did not finish as interrupted, for a

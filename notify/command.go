@@ -86,15 +86,12 @@ func (c Command) Send(ctx context.Context, m *Message) error {
 	if err != nil {
 		return fail(false, fmt.Errorf("output pipes: %w", err))
 	}
-	err = cmd.Start()
-	closeOutput(err != nil)
-	if err != nil {
+	started, err := proc.Run(cmd, func(err error) { closeOutput(err != nil) })
+	if !started {
 		permanent := errors.Is(err, exec.ErrNotFound) || errors.Is(err, exec.ErrDot) ||
 			errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
 		return fail(permanent, fmt.Errorf("start: %w", err))
 	}
-	err = cmd.Wait()
-	proc.KillGroup(cmd)
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):

@@ -8,9 +8,11 @@ import (
 )
 
 // OwnGroup starts cmd in a process group of its own, whose members are
-// all killed when its context ends.
+// all killed when its context ends. On Linux the kernel also kills the
+// command when the thread that started it dies (see groupAttr): start
+// it with Run, which keeps that thread alive until the command exits.
 func OwnGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 

@@ -1,7 +1,9 @@
 // Package proc runs programs as agentctl does wherever it starts one (an
 // exec tool, a notification's command): in a process group of their own,
 // killed whole when their context ends, with their output read through
-// pipes that a process left behind cannot hold open.
+// pipes that a process left behind cannot hold open. On Linux a program
+// dies with the agentctl that started it; KillCall finds and kills what
+// a dead agentctl's tool call left running.
 package proc
 
 import (

@@ -111,7 +111,7 @@ func (a *Action) render(c toolkits.Call) (argv, vars []string, err error) {
 	}
 	// A minimal environment: a model key or database URL in agentctl's
 	// environment never reaches a command that could echo it.
-	vars = append(toolkits.ChildEnv(a.inherit), "AGENTCTL_RUN_ID="+c.RunID, "AGENTCTL_CALL_ID="+c.CallID)
+	vars = append(toolkits.ChildEnv(a.inherit), proc.CallEnv(c.RunID, c.CallID)...)
 	for _, name := range slices.Sorted(maps.Keys(a.env)) {
 		v, err := a.env[name].Render(env)
 		if err != nil {
@@ -128,7 +128,8 @@ const drainDelay = time.Second
 
 // run runs argv in a process group of its own. On timeout or when ctx
 // ends the whole group is killed; when the command exits, its exit status
-// is the result and what it left running in its group is killed.
+// is the result and what it left running in its group is killed. On
+// Linux the command also dies with this process (proc.Run).
 func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.Redactor) (Output, error) {
 	tctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
@@ -144,13 +145,10 @@ func (a *Action) run(ctx context.Context, argv, vars []string, secrets *redact.R
 	if err != nil {
 		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
-	err = cmd.Start()
-	closeOutput(err != nil)
-	if err != nil {
+	started, err := proc.Run(cmd, func(err error) { closeOutput(err != nil) })
+	if !started {
 		return Output{}, fmt.Errorf("run %s: %w", argv[0], err)
 	}
-	err = cmd.Wait()
-	proc.KillGroup(cmd)
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):

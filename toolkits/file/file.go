@@ -1,13 +1,14 @@
 // Package file reads, writes and lists files as a tool, inside one root
 // directory: every path is resolved inside it (no "..", no absolute
-// paths, no symbolic link out of it), and writes are atomic.
+// paths, no symbolic link out of it), and writes are atomic. Only
+// regular files are read or written: a named pipe, a device or a socket
+// is refused.
 package file
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path"
@@ -32,8 +33,11 @@ func New(f *spec.File) *Action { return &Action{spec: f} }
 // ErrOutside reports a path that would leave the root.
 var ErrOutside = errors.New("path leaves the tool's root")
 
-// Do implements toolkits.Action.
-func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error) {
+// Do implements toolkits.Action. Only regular files are read or
+// replaced, and only directories listed: a named pipe, a device or a
+// socket is refused, naming the path. A read or a write stops when ctx
+// ends.
+func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, error) {
 	env := tmpl.Env(c.Vars())
 	p, err := a.spec.Path.Render(env)
 	if err != nil {
@@ -50,17 +54,12 @@ func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error)
 	defer root.Close()
 	switch a.spec.Op {
 	case "read":
-		f, err := root.Open(rel)
-		if err != nil {
-			return toolkits.Result{}, explain(p, err)
-		}
-		defer f.Close()
 		// The call's secrets are cut before the content is truncated,
 		// so one straddling the cut leaves nothing behind.
 		secrets := redact.New(slices.Collect(maps.Keys(c.Env)), c.Env)
-		data, err := io.ReadAll(io.LimitReader(f, int64(MaxRead+secrets.Slack()+1)))
+		data, err := read(ctx, root, rel, p, int64(MaxRead+secrets.Slack()+1))
 		if err != nil {
-			return toolkits.Result{}, explain(p, err)
+			return toolkits.Result{}, err
 		}
 		content, truncated := secrets.Prefix(string(data), MaxRead)
 		if truncated {
@@ -72,30 +71,16 @@ func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error)
 		if err != nil {
 			return toolkits.Result{}, fmt.Errorf("content: %w", err)
 		}
-		if err := write(root, rel, content); err != nil {
-			return toolkits.Result{}, explain(p, err)
+		if err := write(ctx, root, rel, p, content); err != nil {
+			return toolkits.Result{}, err
 		}
 		return toolkits.Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(content), rel)}, nil
 	case "list":
-		f, err := root.Open(rel)
+		names, err := list(ctx, root, rel, p)
 		if err != nil {
-			return toolkits.Result{}, explain(p, err)
+			return toolkits.Result{}, err
 		}
-		defer f.Close()
-		ents, err := f.ReadDir(-1)
-		if err != nil {
-			return toolkits.Result{}, explain(p, err)
-		}
-		slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-		var b strings.Builder
-		for _, e := range ents {
-			b.WriteString(e.Name())
-			if e.IsDir() {
-				b.WriteByte('/')
-			}
-			b.WriteByte('\n')
-		}
-		return toolkits.Result{Content: b.String()}, nil
+		return toolkits.Result{Content: names}, nil
 	}
 	return toolkits.Result{}, fmt.Errorf("unknown op %q", a.spec.Op)
 }
@@ -115,24 +100,6 @@ func clean(p string) (string, error) {
 		}
 	}
 	return path.Clean(p), nil
-}
-
-// write replaces a file atomically: a temporary file beside it, renamed.
-func write(root *os.Root, rel, content string) error {
-	if dir := path.Dir(rel); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	tmp := fmt.Sprintf("%s.agentctl-%d.tmp", rel, os.Getpid())
-	if err := root.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		return err
-	}
-	if err := root.Rename(tmp, rel); err != nil {
-		root.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 // explain words an os.Root error for the model.
