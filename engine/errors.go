@@ -199,3 +199,12 @@ func (e *InputError) Is(target error) bool { return target == ErrUsage }
 
 // Unwrap returns what broke the input.
 func (e *InputError) Unwrap() error { return e.Err }
+
+// classify maps a driver's failure to the store's sentinels, when the
+// store can (sqlstore.DB.Classify); else it returns err.
+func (e *Engine) classify(err error) error {
+	if c, ok := e.store.(interface{ Classify(error) error }); ok {
+		return c.Classify(err)
+	}
+	return err
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/health"
 )
 
 // PoolOptions configure a worker pool (agentctl worker). Zero fields take
@@ -46,6 +47,10 @@ type pool struct {
 	wake     chan struct{}
 	idle     chan struct{}
 	idleOnce sync.Once
+
+	// While the database cannot be used, each of these says so once,
+	// not once a poll.
+	workDown, expireDown, beatDown *health.Outage
 }
 
 // Serve advances runs left for a worker until ctx is done, the engine is
@@ -70,6 +75,10 @@ func (e *Engine) Serve(ctx context.Context, opts PoolOptions) (int, error) {
 		rec: store.Worker{ID: e.lease.Owner, Host: host, PID: os.Getpid(), Agent: opts.Agent,
 			Concurrency: opts.Concurrency, Lease: e.lease.TTL, Started: e.now()},
 		wake: make(chan struct{}, opts.Concurrency), idle: make(chan struct{})}
+	outage := func(what string) *health.Outage {
+		return &health.Outage{Log: opts.Log, What: what, Classify: e.classify}
+	}
+	p.workDown, p.expireDown, p.beatDown = outage("work"), outage("expiring overdue calls"), outage("heartbeat")
 	p.beat(ctx)
 	p.log.Info("worker started", append(append([]any{"worker", p.rec.ID}, opts.Where...), "agent", opts.Agent, "concurrency", opts.Concurrency)...)
 
@@ -101,7 +110,9 @@ func (e *Engine) Serve(ctx context.Context, opts PoolOptions) (int, error) {
 func (p *pool) beat(ctx context.Context) {
 	p.rec.Done = int(p.done.Load())
 	if err := p.e.store.Beat(context.WithoutCancel(ctx), p.rec); err != nil {
-		p.log.Warn("heartbeat failed", "err", err)
+		p.beatDown.Failed(slog.LevelWarn, err)
+	} else {
+		p.beatDown.Worked()
 	}
 }
 
@@ -152,9 +163,13 @@ func (p *pool) work(ctx context.Context) {
 		}
 		// Nothing this worker may claim: decline what is overdue, which
 		// advances its runs.
-		if ids, err := p.e.ExpireAll(ctx, p.opts.Agent); err != nil {
-			p.log.Error("expiring overdue calls failed", "err", err)
-		} else if len(ids) > 0 {
+		ids, err := p.e.ExpireAll(ctx, p.opts.Agent)
+		if err != nil && ctx.Err() == nil {
+			p.expireDown.Failed(slog.LevelError, err)
+		} else if err == nil {
+			p.expireDown.Worked()
+		}
+		if len(ids) > 0 {
 			p.done.Add(int64(len(ids)))
 			p.log.Info("overdue calls declined", "runs", ids)
 			continue
@@ -183,12 +198,17 @@ func (p *pool) advance(ctx context.Context) bool {
 	v, ok, err := p.e.Work(ctx, p.opts.Agent)
 	p.busy.Add(-1)
 	var ie *InterruptedError
+	if err == nil {
+		p.workDown.Worked()
+	}
 	switch {
 	case errors.As(err, &ie):
 		p.log.Info("run checkpointed on stop", "run", ie.RunID)
 		return false
 	case err != nil:
-		p.log.Error("work failed", "err", err)
+		if ctx.Err() == nil {
+			p.workDown.Failed(slog.LevelError, err)
+		}
 		return false
 	case ok:
 		p.done.Add(1)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/health"
 	"github.com/agentctl/agentctl/notify"
 	"github.com/agentctl/agentctl/toolkits"
 	"github.com/agentctl/agentctl/toolkits/redact"
@@ -197,12 +199,22 @@ func jitter() float64 { return rand.Float64() }
 // returns (events were committed, or poll passed: retries fall due).
 // wait is a backend.Wakeup.
 func (b *Outbox) Run(ctx context.Context, wait func(ctx context.Context, d time.Duration) error, poll time.Duration) {
+	var classify func(error) error
+	if c, ok := b.o.Store.(interface{ Classify(error) error }); ok {
+		classify = c.Classify
+	}
+	queued := &health.Outage{Log: b.o.Log, What: "queue notifications", Classify: classify}
+	delivered := &health.Outage{Log: b.o.Log, What: "deliver notifications", Classify: classify}
 	for ctx.Err() == nil {
 		if _, err := b.Queue(ctx); err != nil && ctx.Err() == nil {
-			b.o.Log.Warn("queue notifications", "error", err.Error())
+			queued.Failed(slog.LevelWarn, err)
+		} else if err == nil {
+			queued.Worked()
 		}
 		if _, err := b.Deliver(ctx, nil); err != nil && ctx.Err() == nil {
-			b.o.Log.Warn("deliver notifications", "error", err.Error())
+			delivered.Failed(slog.LevelWarn, err)
+		} else if err == nil {
+			delivered.Worked()
 		}
 		if err := wait(ctx, poll); err != nil && ctx.Err() == nil {
 			// The wake-up failed (a lost LISTEN connection): poll.

@@ -122,11 +122,15 @@ func (p *Proxy) pipe(c, s net.Conn) {
 	for {
 		n, err := c.Read(buf)
 		if n > 0 {
+			// Whether to cut is decided before the server has the
+			// bytes: their sender cannot have armed the proxy after
+			// them, since it waits for their answer.
+			cut, all := p.armed(buf[:n], &marked)
 			if _, werr := s.Write(buf[:n]); werr != nil {
 				p.drop(c)
 				return
 			}
-			if cut, all := p.armed(buf[:n], &marked); cut {
+			if cut {
 				// The server has the statement and carries it out; its
 				// answer finds the client gone (the copy back fails
 				// then, and drops the server's side).
