@@ -388,6 +388,16 @@ func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (boo
 		// Only the record of the attempt.
 		moved = false
 	case store.Retry:
+		if d.Needed > 1 {
+			last, err := retryVote(ctx, tx, d)
+			if err != nil {
+				return false, err
+			}
+			if !last {
+				moved = false
+				break
+			}
+		}
 		res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'approved', kind = '', updated_at = ?
 			WHERE run_id = ? AND call_id = ? AND status = 'interrupted'`, ms(now), d.RunID, d.CallID)
 	case store.Resolve:
@@ -448,6 +458,37 @@ func approval(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (l
 	_, err = tx.ExecContext(ctx, `UPDATE calls SET approvals = approvals + 1, updated_at = ? WHERE run_id = ? AND call_id = ?`,
 		ms(now), d.RunID, d.CallID)
 	return false, err
+}
+
+// retryVote counts one of the retries a call that needed several
+// approvals needs before it runs again: as many people as approved it.
+// It refuses one who already asked for a retry since the call was last
+// interrupted (its updated_at, which a vote leaves as it is), and reports
+// whether this retry is the last one needed.
+func retryVote(ctx context.Context, tx *txn, d *store.Decision) (last bool, err error) {
+	var status string
+	var since int64
+	err = tx.QueryRowContext(ctx, `SELECT status, updated_at FROM calls WHERE run_id = ? AND call_id = ?`,
+		d.RunID, d.CallID).Scan(&status, &since)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && status != string(store.CallInterrupted) {
+		return false, conflict(ctx, tx, d.RunID, d.CallID)
+	}
+	if err != nil {
+		return false, err
+	}
+	var votes, mine int
+	err = tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN by_name IN (?, ?) OR os_user IN (?, ?) THEN 1 ELSE 0 END), 0)
+		FROM decisions WHERE run_id = ? AND call_id = ? AND action = 'retry' AND at >= ?`,
+		d.By, d.OSUser, d.By, d.OSUser, d.RunID, d.CallID, since).Scan(&votes, &mine)
+	if err != nil {
+		return false, err
+	}
+	if mine > 0 {
+		return false, &store.ForbiddenError{RunID: d.RunID, CallID: d.CallID,
+			Reason: fmt.Sprintf("%s has already asked to retry it; as it needed %d approvals, it needs %d retries from different people, each deciding once (%d of %d so far)",
+				d.By, d.Needed, d.Needed, votes, d.Needed)}
+	}
+	return votes+1 >= d.Needed, nil
 }
 
 // holds checks that lease holds the run.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -56,5 +57,42 @@ func testRequests(e *env) {
 	}
 	if err := approve("call_2", k2); err != nil {
 		e.e("key k2 used again a day later: %v", err)
+	}
+}
+
+// testRetryVotes: an interrupted call that needed two approvals moves
+// to approved on the second retry, by another person; the same person
+// twice is refused; one retry leaves it interrupted.
+func testRetryVotes(e *env) {
+	s := e.handle()
+	newRun(e, s, "01A", lease, store.CallApproved)
+	if err := s.MoveCall(e.ctx, lease, start("01A", "call_1")); err != nil {
+		e.t.Fatal(err)
+	}
+	e.clock.add(time.Second)
+	cut := store.Move{RunID: "01A", CallID: "call_1", From: store.CallExecuting, To: store.CallInterrupted, Kind: store.KindInterrupted, Result: "cut"}
+	if err := s.MoveCall(e.ctx, lease, cut); err != nil {
+		e.t.Fatal(err)
+	}
+	retry := func(by string) error {
+		_, err := s.Decide(e.ctx, []*store.Decision{{RunID: "01A", CallID: "call_1", Action: store.Retry, By: by, OSUser: by, Needed: 2}}, store.Lease{})
+		return err
+	}
+	status := func() store.CallStatus {
+		calls, err := s.Calls(e.ctx, "01A")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return calls[0].Status
+	}
+	if err := retry("alice"); err != nil || status() != store.CallInterrupted {
+		e.e("a first retry: %v, call %s; want it still interrupted", err, status())
+	}
+	var fe *store.ForbiddenError
+	if err := retry("alice"); !errors.As(err, &fe) || !strings.Contains(fe.Reason, "1 of 2 so far") {
+		e.e("alice's second retry: %v; want forbidden, 1 of 2 so far", err)
+	}
+	if err := retry("bob"); err != nil || status() != store.CallApproved {
+		e.e("bob's retry: %v, call %s; want approved", err, status())
 	}
 }

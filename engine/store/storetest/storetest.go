@@ -93,7 +93,7 @@ func Run(t *testing.T, b Backend) {
 		{"PruneCounts", testPruneCounts}, {"PruneKeepsUnended", testPruneKeepsUnended}, {"PruneKeepAudit", testPruneKeepAudit}, {"PruneBatches", testPruneBatches},
 		{"Audit", testAudit},
 		{"AnyText", testAnyText},
-		{"Requests", testRequests},
+		{"Requests", testRequests}, {"RetryVotes", testRetryVotes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
