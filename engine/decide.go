@@ -298,7 +298,11 @@ func (e *Engine) record(ctx context.Context, g *Graph, r *store.Run, b batch) (*
 		return e.Inspect(ctx, r.ID)
 	}
 	r.Status = store.Running
-	return e.advanceTreeHeld(ctx, g, r, held{started: b.started})
+	v, err := e.advanceTreeHeld(ctx, g, r, held{started: b.started})
+	if err != nil {
+		return v, e.afterCommit(ctx, r.ID, b.ds[0], err)
+	}
+	return v, nil
 }
 
 // choose picks the calls a decision is about.

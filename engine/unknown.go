@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -63,3 +64,37 @@ func (e *lostCommitError) Error() string {
 }
 
 func (e *lostCommitError) Is(target error) bool { return target == store.ErrUnavailable }
+
+// afterCommit words a failure to advance a run after a decision on it
+// was committed (a full disk, a lost lease): the decision stands, so the
+// error must not say that nothing changed. The run is released, when
+// the database lets it, for a worker or continue to take on.
+func (e *Engine) afterCommit(ctx context.Context, runID string, d *store.Decision, err error) error {
+	var ie *InterruptedError
+	if errors.As(err, &ie) || errors.Is(err, store.ErrLeaseLost) {
+		return err // checkpointed, or another process goes on
+	}
+	released := e.store.Release(context.WithoutCancel(ctx), e.lease, runID) == nil
+	return &AfterCommitError{RunID: runID, CallID: d.CallID, Action: d.Action, Released: released, Err: err}
+}
+
+// AfterCommitError is a run that could not go on after a decision on it
+// was committed: the decision stands (it is not "nothing changed"), and
+// agentctl continue RUN goes on once the cause is fixed. A call whose
+// result could not be stored is then reported interrupted.
+type AfterCommitError struct {
+	RunID, CallID string
+	Action        store.Action
+	// Released says the run was released for others to take on; else
+	// this process's lease holds it until it expires or its holder is
+	// found dead.
+	Released bool
+	Err      error
+}
+
+func (e *AfterCommitError) Error() string {
+	return fmt.Sprintf("%s run %s: the decision on %s is recorded, but the run could not go on: %v", e.Action, e.RunID, e.CallID, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *AfterCommitError) Unwrap() error { return e.Err }

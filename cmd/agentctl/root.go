@@ -262,6 +262,9 @@ func (a *app) report(err error) int {
 		}
 	default:
 		fmt.Fprintf(a.stderr, "agentctl: %s\n", phrase(err))
+		if ace := (*engine.AfterCommitError)(nil); errors.As(err, &ace) {
+			fmt.Fprintf(a.stderr, "agentctl: once that is fixed, agentctl continue %s takes the run on; a call whose result was not stored is then reported interrupted, for retry or resolve\n", ace.RunID)
+		}
 	}
 	return code
 }
@@ -298,6 +301,8 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.As(err, &se), errors.As(err, &amb):
 		return exitUsage
+	case errors.As(err, new(*engine.AfterCommitError)):
+		return exitError // the decision stands: not "nothing was changed"
 	case errors.Is(err, store.ErrOutcomeUnknown):
 		return exitUnknown
 	case errors.Is(err, store.ErrUnavailable):

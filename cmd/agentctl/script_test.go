@@ -223,6 +223,8 @@ func TestScripts(t *testing.T) {
 				return pgtest.Available() || pgtest.Required(), nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "tmpfs": // a disk a scenario can fill (smalldisk)
+				return canMount(), nil
 			case "unshare": // a new PID namespace: root, and a kernel that allows it
 				return exec.Command("unshare", "-p", "-f", "--mount-proc", "true").Run() == nil, nil
 			}
@@ -327,6 +329,8 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["pgserver"] = pgserver
 	cmds["pgrestart"] = pgrestart
 	cmds["pgproxy"] = pgproxy
+	cmds["smalldisk"] = smalldisk
+	cmds["filldisk"] = filldisk
 	cmds["pgcut"] = pgcut
 	cmds["mkuser"] = mkuser
 	cmds["as"] = asUser
