@@ -484,10 +484,11 @@ func sqlopen(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// sqlexec runs SQL on a database.
+// sqlexec runs SQL on a database; negated, the SQL must fail, and its
+// error is the command's standard error.
 func sqlexec(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: sqlexec FILE|URL SQL")
+	if len(args) != 2 {
+		ts.Fatalf("usage: [!] sqlexec FILE|URL SQL")
 	}
 	driver, dsn := "sqlite", args[0]
 	if postgres.IsURL(dsn) {
@@ -499,7 +500,15 @@ func sqlexec(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	defer db.Close()
 	_, err = db.Exec(args[1])
-	ts.Check(err)
+	switch {
+	case neg && err == nil:
+		ts.Fatalf("sqlexec: the statement succeeded")
+	case neg:
+		ts.Logf("sqlexec: %v", err)
+		fmt.Fprintln(ts.Stderr(), err)
+	default:
+		ts.Check(err)
+	}
 }
 
 // garble damages a file in place.

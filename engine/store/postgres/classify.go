@@ -77,6 +77,11 @@ func classifyServer(err error, pe *pgconn.PgError) error {
 		// admin_shutdown, crash_shutdown, cannot_connect_now, connection_exception
 		return &classified{kind: store.ErrCannotConnect, err: err,
 			msg: fmt.Sprintf("the database server is restarting or closed the connection: %s (SQLSTATE %s); nothing was changed", pe.Message, pe.Code)}
+	case pe.Code == "42P01" && (strings.Contains(pe.Message, `"tokens"`) || strings.Contains(pe.Message, `"sessions"`)):
+		// undefined_table: the search_path skips a schema the role may
+		// not use, and credentials live in one of their own.
+		return &classified{kind: store.ErrDenied, err: err,
+			msg: "the role may not read credentials (tokens and browser sessions, kept in the schema " + PrivateSchema + "): use the role that owns the database; nothing was changed"}
 	case pe.Code == "42501": // insufficient_privilege
 		return &classified{kind: store.ErrDenied, err: err,
 			msg: fmt.Sprintf("%s (SQLSTATE 42501): it lacks the privilege; nothing was changed", pe.Message)}

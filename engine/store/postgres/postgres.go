@@ -358,4 +358,13 @@ var migrations = []string{
 	// decision, recorded with it, so that a client unsure of the outcome
 	// asks again and is told.
 	sqlstore.RequestsMigration(`TEXT COLLATE "C"`),
+
+	// Credentials apart: token hashes and browser sessions move to a
+	// schema of their own, which a role granted SELECT on the tables of
+	// public (an auditor) cannot read. Connections find them on their
+	// search_path.
+	`CREATE SCHEMA IF NOT EXISTS ` + PrivateSchema + `;
+	REVOKE ALL ON SCHEMA ` + PrivateSchema + ` FROM PUBLIC;
+	ALTER TABLE tokens SET SCHEMA ` + PrivateSchema + `;
+	ALTER TABLE sessions SET SCHEMA ` + PrivateSchema + `;`,
 }

@@ -106,6 +106,7 @@ const (
 	timingsSchema = 8  // call times, tombstones
 	codesSchema   = 9  // runs_root without roots, calls_pending, event type codes
 	requestsTable = 10 // idempotency keys
+	privateSchema = 11 // tokens and sessions in agentctl_private
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -124,6 +125,8 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 			DROP INDEX calls_pending; DROP INDEX runs_root;
 			CREATE INDEX runs_root ON runs(root_id, id)`,
 		requestsTable: `DROP TABLE requests`,
+		privateSchema: `ALTER TABLE agentctl_private.tokens SET SCHEMA public; ALTER TABLE agentctl_private.sessions SET SCHEMA public;
+			DROP SCHEMA agentctl_private`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

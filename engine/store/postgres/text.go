@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
@@ -19,12 +20,21 @@ import (
 // textConnector opens connections that escape text.
 type textConnector struct{ inner driver.Connector }
 
+// Credentials (tokens, browser sessions) live in a schema of their own,
+// PrivateSchema, which a role granted SELECT on the public schema's
+// tables cannot read (docs/team.md's auditor). Each connection finds them
+// on its search_path, after public.
+const PrivateSchema = "agentctl_private"
+
 func newTextConnector(dsn string) (driver.Connector, error) {
-	c, err := stdlib.GetDefaultDriver().(driver.DriverContext).OpenConnector(dsn)
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return textConnector{c}, nil
+	if _, set := cfg.RuntimeParams["search_path"]; !set {
+		cfg.RuntimeParams["search_path"] = "public, " + PrivateSchema
+	}
+	return textConnector{stdlib.GetConnector(*cfg)}, nil
 }
 
 func (c textConnector) Connect(ctx context.Context) (driver.Conn, error) {
