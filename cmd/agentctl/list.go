@@ -86,7 +86,7 @@ func printList(a *app, runs []*engine.RunView) {
 	} else {
 		fmt.Fprint(tw, "RUN\t")
 	}
-	fmt.Fprintln(tw, "AGENT\tSTATUS\tPENDING\tEXPIRES\tUPDATED\tAGE\tINPUT")
+	fmt.Fprintf(tw, "AGENT\t%s\tPENDING\tEXPIRES\tUPDATED\tAGE\tINPUT\n", paintHeader(a.stdout, "STATUS"))
 	now := time.Now()
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%s\t", r.RunID)
