@@ -169,13 +169,36 @@ func (rn *runner) recover(ctx context.Context, c *store.Call) error {
 func (rn *runner) interrupt(ctx context.Context, c *store.Call, why string) error {
 	m := store.Move{RunID: rn.r.ID, CallID: c.ID, From: store.CallExecuting, To: store.CallInterrupted, Kind: store.KindInterrupted,
 		Result: why}
-	if t := rn.a.decl(c.Tool); t != nil && t.Idempotent {
-		m.To, m.Kind, m.Result = store.CallApproved, "", ""
-	}
 	if err := rn.write(ctx, store.Writes{Moves: []store.Move{m}}, 0); err != nil {
 		return err
 	}
 	c.Status, c.Kind, c.Result = m.To, m.Kind, m.Result
+	if t := rn.a.decl(c.Tool); t != nil && t.Idempotent {
+		return rn.autoRetry(ctx, c)
+	}
+	return nil
+}
+
+// autoRetry runs an idempotent tool's interrupted call again, once: the
+// retry is a decision of agentctl's own (Actor), in the audit trail. A
+// call interrupted again after it waits for a human, as any other: a
+// tool that kills its process each time is not run for ever.
+func (rn *runner) autoRetry(ctx context.Context, c *store.Call) error {
+	ds, err := rn.e.store.Decisions(ctx, rn.r.ID)
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if d.CallID == c.ID && d.Action == store.Retry && d.By == Actor {
+			return nil // retried once already
+		}
+	}
+	d := &store.Decision{RunID: rn.r.ID, CallID: c.ID, Action: store.Retry, By: Actor, OSUser: Actor,
+		Reason: "idempotent: run again, once, after its process stopped", ArgsBefore: c.Args}
+	if _, err := rn.e.store.Decide(ctx, []*store.Decision{d}, rn.e.lease, decisionEvent(rn.r, c, d)); err != nil {
+		return fmt.Errorf("retry call %s, idempotent: %w", c.ID, err)
+	}
+	c.Status, c.Kind, c.Result = store.CallApproved, "", ""
 	return nil
 }
 
