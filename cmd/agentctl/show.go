@@ -139,6 +139,10 @@ func printDetail(a *app, d *engine.RunDetail) {
 			}
 			printTook(w, c)
 			printResult(w, c.Result, c.ResultText())
+			if c.Status == store.CallInterrupted {
+				fmt.Fprintf(w, "      next: it may or may not have taken effect; agentctl retry %s --call %s runs it again, agentctl resolve %s --call %s --output \"...\" records what you found\n",
+					d.RunID, c.CallID, d.RunID, c.CallID)
+			}
 		}
 	}
 	if len(d.Grants) > 0 {
