@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -128,18 +127,11 @@ func (c *Client) Events(ctx context.Context, s Stream, fn func(Event) (stop bool
 }
 
 // retryable reports whether a stream failed in a way worth reconnecting
-// for: the server could not be reached, or the connection dropped.
+// for: the server could not be reached or cannot answer for now
+// (transient), or the connection dropped.
 func retryable(err error) bool {
-	var ue *UnreachableError
-	var e *Error
-	switch {
-	case errors.As(err, &ue):
-		return true
-	case errors.As(err, &e):
-		return e.API.Code == api.CodeUnavailable
-	}
 	var de *dropError
-	return errors.As(err, &de)
+	return transient(err) || errors.As(err, &de)
 }
 
 // dropError is a stream whose connection broke mid-way.
