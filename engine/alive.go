@@ -101,14 +101,31 @@ func provablyDead(h holder, host string, self identity, stat procStat) bool {
 // HolderDead reports whether a run's lease holder (store.Run.Owner) is
 // provably a process that no longer runs (see provablyDead); for any
 // other holder, the lease has to run out.
-func HolderDead(owner string) bool {
-	h, ok := parseHolder(owner)
-	if !ok {
-		return false
-	}
-	host, _ := os.Hostname()
-	return provablyDead(h, host, selfIdentity(), readStart)
+func HolderDead(owner string) bool { return newJudge().dead(owner) }
+
+// judge tells dead lease holders as HolderDead does, with this
+// process's host name and identity read once: a worker pool judges the
+// holders of its database each poll.
+type judge struct {
+	host string
+	self identity
+	stat procStat
 }
+
+func newJudge() judge {
+	host, _ := os.Hostname()
+	return judge{host: host, self: selfIdentity(), stat: readStart}
+}
+
+// dead reports whether owner is provably a process that no longer runs.
+func (j judge) dead(owner string) bool {
+	h, ok := parseHolder(owner)
+	return ok && provablyDead(h, j.host, j.self, j.stat)
+}
+
+// able reports whether this process can prove any holder dead: it knows
+// its own identity (see provablyDead).
+func (j judge) able() bool { return j.self.known() }
 
 // parseStat reads the pid (field 1) and start time (field 22) of a
 // /proc/PID/stat line.

@@ -47,48 +47,36 @@ type pool struct {
 	wake     chan struct{}
 	idle     chan struct{}
 	idleOnce sync.Once
+	judge    judge // tells which lease holders are dead (adopt)
 
 	// While the database cannot be used, each of these says so once,
 	// not once a poll.
-	workDown, expireDown, beatDown *health.Outage
+	workDown, expireDown, beatDown, adoptDown *health.Outage
 }
 
 // Serve advances runs left for a worker until ctx is done, the engine is
 // asked to stop (Config.Stop: SIGTERM) or, with ExitWhenIdle, nothing is
 // left: queued runs, runs decided with --detach, runs whose process
-// stopped, and overdue calls, which it declines. It registers as a
+// stopped (at once when it is provably dead, see adopt, else when its
+// lease runs out), and overdue calls, which it declines. It registers as a
 // worker, beats while it lives, and reports how many runs it advanced.
 // Asked to stop, it lets the step in flight finish; when ctx ends, the
 // step is cut short. Either way its run is checkpointed and released.
 func (e *Engine) Serve(ctx context.Context, opts PoolOptions) (int, error) {
-	if opts.Concurrency < 1 {
-		opts.Concurrency = 1
-	}
-	if opts.Poll <= 0 {
-		opts.Poll = time.Second
-	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	host, _ := os.Hostname()
-	p := &pool{e: e, opts: opts, log: opts.Log,
-		rec: store.Worker{ID: e.lease.Owner, Host: host, PID: os.Getpid(), Agent: opts.Agent,
-			Concurrency: opts.Concurrency, Lease: e.lease.TTL, Started: e.now()},
-		wake: make(chan struct{}, opts.Concurrency), idle: make(chan struct{})}
-	outage := func(what string) *health.Outage {
-		return &health.Outage{Log: opts.Log, What: what, Classify: e.classify}
-	}
-	p.workDown, p.expireDown, p.beatDown = outage("work"), outage("expiring overdue calls"), outage("heartbeat")
+	p := e.newPool(opts)
+	opts = p.opts
 	p.beat(ctx)
 	p.log.Info("worker started", append(append([]any{"worker", p.rec.ID}, opts.Where...), "agent", opts.Agent, "concurrency", opts.Concurrency)...)
 
-	// Heartbeats and wake-ups run beside the workers and are stopped, and
-	// waited for, before Serve returns.
+	// Heartbeats, wake-ups and the adoption of dead holders' runs run
+	// beside the workers and are stopped, and waited for, before Serve
+	// returns.
 	hctx, stopHelpers := context.WithCancel(ctx)
 	var helpers sync.WaitGroup
-	helpers.Add(2)
+	helpers.Add(3)
 	go func() { defer helpers.Done(); p.beating(hctx) }()
 	go func() { defer helpers.Done(); p.waking(hctx) }()
+	go func() { defer helpers.Done(); p.adopting(hctx) }()
 	var wg sync.WaitGroup
 	for range opts.Concurrency {
 		wg.Add(1)
@@ -104,6 +92,30 @@ func (e *Engine) Serve(ctx context.Context, opts PoolOptions) (int, error) {
 	n := int(p.done.Load())
 	p.log.Info("worker stopped", "worker", p.rec.ID, "runs", n)
 	return n, nil
+}
+
+// newPool makes the pool Serve runs, opts with their defaults.
+func (e *Engine) newPool(opts PoolOptions) *pool {
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	host, _ := os.Hostname()
+	p := &pool{e: e, opts: opts, log: opts.Log,
+		rec: store.Worker{ID: e.lease.Owner, Host: host, PID: os.Getpid(), Agent: opts.Agent,
+			Concurrency: opts.Concurrency, Lease: e.lease.TTL, Started: e.now()},
+		wake: make(chan struct{}, opts.Concurrency), idle: make(chan struct{}), judge: newJudge()}
+	outage := func(what string) *health.Outage {
+		return &health.Outage{Log: opts.Log, What: what, Classify: e.classify}
+	}
+	p.workDown, p.expireDown, p.beatDown = outage("work"), outage("expiring overdue calls"), outage("heartbeat")
+	p.adoptDown = outage("taking over the runs of dead lease holders")
+	return p
 }
 
 // beat records that the worker is alive.

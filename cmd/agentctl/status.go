@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
 )
@@ -17,7 +18,9 @@ the oldest of them.
 A worker is alive if it beat within its lease (it beats three times a
 lease). One that stopped beating without unregistering (killed, its
 machine lost) is listed as gone for three of its leases, then no longer;
-the next heartbeat of any worker deletes it.
+the next heartbeat of any worker deletes it. A worker of this host whose
+process is provably gone (killed with SIGKILL) is listed as dead at once:
+other workers take its runs over without waiting for its leases.
 
 Examples:
   agentctl status
@@ -38,6 +41,9 @@ type statusView struct {
 type workerView struct {
 	store.Worker
 	Alive bool `json:"alive"`
+	// Dead: its process is provably gone (engine.HolderDead), on this
+	// host; it is not alive either.
+	Dead bool `json:"dead"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -66,7 +72,8 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			alive := 0
 			for _, w := range q.Workers {
-				wv := workerView{Worker: w, Alive: w.Alive(now)}
+				wv := workerView{Worker: w, Dead: engine.HolderDead(w.ID)}
+				wv.Alive = w.Alive(now) && !wv.Dead
 				if wv.Alive {
 					alive++
 				}
@@ -79,7 +86,10 @@ func (a *app) statusCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "workers  %d alive\n", alive)
 			for _, w := range v.Workers {
 				state := "alive"
-				if !w.Alive {
+				switch {
+				case w.Dead:
+					state = "dead (its process is gone)"
+				case !w.Alive:
 					state = "gone (no heartbeat since " + stamp(w.Seen) + ")"
 				}
 				agent := w.Agent

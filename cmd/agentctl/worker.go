@@ -22,6 +22,9 @@ at a time (FOR UPDATE SKIP LOCKED on PostgreSQL), held by a lease the
 worker renews, and released when it suspends, ends or the worker stops.
 A worker that dies loses its leases; another takes its runs over, and a
 call it was executing is reported interrupted, never run again silently.
+A process that died on this worker's host (killed with SIGKILL) is seen
+dead each --poll: its runs are taken over at once, not when its leases
+run out.
 
 A worker also delivers the notifications of the runs' notify: targets
 (docs/notifications.md), with the secrets of its own environment.

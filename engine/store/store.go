@@ -486,6 +486,15 @@ type Store interface {
 	// dead, whatever its expiry. It fails with ErrLeaseLost when another
 	// process holds the run.
 	Takeover(ctx context.Context, lease Lease, runID, owner string) error
+	// Holders returns the distinct owners of the leases on running runs
+	// that have not run out, each a process (engine.HolderDead tells
+	// whether it died), in no order.
+	Holders(ctx context.Context) ([]string, error)
+	// Lapse ends at once the leases owner, a process known to be dead,
+	// holds on running runs, as if they had run out: a worker claims
+	// them next (ClaimStart). It reports how many it ended; a run another
+	// process holds by now is left alone.
+	Lapse(ctx context.Context, owner string) (int, error)
 	// Claim takes the lease on a run in one of the given statuses that no
 	// live process holds, and marks it running (a stalled run's error is
 	// cleared). It fails with a

@@ -223,6 +223,33 @@ func (s *DB) Takeover(ctx context.Context, lease store.Lease, runID, owner strin
 	return nil
 }
 
+// Holders implements store.Store.
+func (s *DB) Holders(ctx context.Context) ([]string, error) {
+	var owners []string
+	err := s.strings(ctx, &owners, s.rebind(`SELECT DISTINCT owner FROM runs
+		WHERE status = 'running' AND owner IS NOT NULL AND lease_expires >= ?`), ms(s.now()))
+	if err != nil {
+		return nil, fmt.Errorf("lease holders: %w", s.Classify(err))
+	}
+	return owners, nil
+}
+
+// Lapse implements store.Store. The lease ends a millisecond ago: Claim
+// and ClaimStart take a lease that ended before now.
+func (s *DB) Lapse(ctx context.Context, owner string) (int, error) {
+	now := ms(s.now())
+	res, err := s.exec(ctx, `UPDATE runs SET lease_expires = ?
+		WHERE owner = ? AND status = 'running' AND lease_expires >= ?`, now-1, owner, now)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("end the leases of %s: %w", owner, s.Classify(err))
+	}
+	return int(n), nil
+}
+
 // Renew implements store.Store.
 func (s *DB) Renew(ctx context.Context, lease store.Lease, runID string) error {
 	now := s.now()

@@ -77,7 +77,7 @@ func Run(t *testing.T, b Backend) {
 		{"ReadTree", testReadTree},
 		{"Work", testWork},
 		{"WorkRace", testWorkRace},
-		{"ClaimStart", testClaimStart}, {"ClaimStartRace", testClaimStartRace},
+		{"ClaimStart", testClaimStart}, {"ClaimStartRace", testClaimStartRace}, {"Lapse", testLapse}, {"LapseRace", testLapseRace},
 		{"Workers", testWorkers},
 		{"WorkersAgeOut", testWorkersAgeOut},
 		{"Tokens", testTokens},
