@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 )
@@ -52,7 +53,7 @@ func (rn *runner) write(ctx context.Context, w store.Writes, live int, evs ...st
 	h := rn.held
 	rn.held = held{}
 	all := append(append(make([]store.Event, 0, len(h.evs)+len(evs)), h.evs...), evs...)
-	err := rn.e.apply(ctx, merge(h.w, w), all)
+	err := rn.e.applyAgain(ctx, merge(h.w, w), all)
 	if err != nil && !errors.Is(err, store.ErrNotIdle) {
 		return err
 	}
@@ -116,6 +117,25 @@ func merge(a, b store.Writes) store.Writes {
 		out.Suspend = b.Suspend
 	}
 	return out
+}
+
+// applyAgain is apply, asked again while the database cannot be reached
+// (a restart, a dropped connection: nothing was changed), for up to half
+// a lease: a result already had is not lost to a brief outage. A lease
+// lost meanwhile ends it, as any other failure does.
+func (e *Engine) applyAgain(ctx context.Context, w store.Writes, evs []store.Event) error {
+	deadline := time.Now().Add(e.lease.TTL / 2)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		err := e.apply(ctx, w, evs)
+		if err == nil || !errors.Is(e.classify(err), store.ErrCannotConnect) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // apply commits w with the store's narrowest write for it: one move, one

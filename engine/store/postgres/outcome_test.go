@@ -30,7 +30,7 @@ func proxied(t *testing.T) (through, direct *sqlstore.DB, p *pgtest.Proxy) {
 		url string
 		db  **sqlstore.DB
 	}{{p.URL(dsn), &through}, {dsn, &direct}} {
-		db, err := postgres.Open(ctx, d.url, postgres.Options{})
+		db, err := postgres.Open(ctx, d.url, postgres.Options{CommitWait: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,35 +40,53 @@ func proxied(t *testing.T) (through, direct *sqlstore.DB, p *pgtest.Proxy) {
 	return through, direct, p
 }
 
-// TestCommitOutcomeUnknown: a connection cut after COMMIT was sent is an
-// unknown outcome (ErrOutcomeUnknown, never "nothing was changed"); the
-// decision did commit, as a read through another connection shows. A
-// connection cut before the commit is ErrUnavailable: nothing changed.
+// TestCommitOutcomeUnknown: a connection cut after COMMIT was sent is
+// settled by asking PostgreSQL what became of the transaction: it
+// committed, and that is the answer. When the database cannot be asked
+// (it refuses connections), the outcome is unknown (ErrOutcomeUnknown,
+// never "nothing was changed"); the decision did commit, as a read once
+// it is back shows. A connection cut before the commit is
+// ErrUnavailable: nothing changed.
 func TestCommitOutcomeUnknown(t *testing.T) {
 	ctx := context.Background()
 	db, direct, p := proxied(t)
 	lease := store.Lease{Owner: "p1", TTL: time.Minute}
-	suspendedRun(t, db, "01A", lease)
-	p.CutAfter("commit")
-	_, err := db.Decide(ctx, []*store.Decision{{RunID: "01A", CallID: "call_1", Action: store.Approve, By: "alice"}}, store.Lease{})
-	err = db.Classify(err)
-	if !errors.Is(err, store.ErrOutcomeUnknown) || errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("a cut after COMMIT: %v; want ErrOutcomeUnknown, not ErrUnavailable", err)
+	approve := func(id string) error {
+		_, err := db.Decide(ctx, []*store.Decision{{RunID: id, CallID: "call_1", Action: store.Approve, By: "alice"}}, store.Lease{})
+		return db.Classify(err)
 	}
-	got, err := direct.Calls(ctx, "01A")
-	if err != nil || got[0].Status != store.CallApproved {
-		t.Fatalf("after the cut, the call is %v (%v); want approved: the COMMIT reached the server", got, err)
+	status := func(id string) store.CallStatus {
+		t.Helper()
+		got, err := direct.Calls(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[0].Status
+	}
+	suspendedRun(t, db, "01A", lease)
+	p.CutAfter("commit", "insert into decisions")
+	if err := approve("01A"); err != nil || status("01A") != store.CallApproved {
+		t.Fatalf("a cut after COMMIT, the database reachable: %v, call %s; want it settled as committed", err, status("01A"))
+	}
+	suspendedRun(t, db, "01B", lease)
+	p.Refuse(true, true)
+	p.CutAfter("commit", "insert into decisions")
+	err := approve("01B")
+	p.Refuse(false, false)
+	if !errors.Is(err, store.ErrOutcomeUnknown) || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a cut after COMMIT, the database unreachable: %v; want ErrOutcomeUnknown, not ErrUnavailable", err)
+	}
+	if status("01B") != store.CallApproved {
+		t.Fatalf("after the cut, the call is %s; want approved: the COMMIT reached the server", status("01B"))
 	}
 	// Cut mid-transaction (at the decision's INSERT): nothing changed.
-	suspendedRun(t, db, "01B", lease)
+	suspendedRun(t, db, "01C", lease)
 	p.CutAfter("insert into decisions")
-	_, err = db.Decide(ctx, []*store.Decision{{RunID: "01B", CallID: "call_1", Action: store.Approve, By: "alice"}}, store.Lease{})
-	err = db.Classify(err)
-	if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrOutcomeUnknown) {
+	if err := approve("01C"); !errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrOutcomeUnknown) {
 		t.Fatalf("a cut before COMMIT: %v; want ErrUnavailable", err)
 	}
-	if got, _ := direct.Calls(ctx, "01B"); got[0].Status != store.CallPending {
-		t.Fatalf("after a cut before COMMIT, the call is %s; want pending", got[0].Status)
+	if status("01C") != store.CallPending {
+		t.Fatalf("after a cut before COMMIT, the call is %s; want pending", status("01C"))
 	}
 }
 

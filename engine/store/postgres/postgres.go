@@ -7,6 +7,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -29,6 +30,9 @@ type Options struct {
 	Now func() time.Time
 	// ReadOnly opens without migrating (agentctl doctor).
 	ReadOnly bool
+	// CommitWait is how long a COMMIT whose answer was lost is asked
+	// after (pg_xact_status) before it is reported unknown; default 10s.
+	CommitWait time.Duration
 }
 
 // Channels NOTIFY uses: work for workers (payload: a run id), events for
@@ -65,6 +69,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		XID:           true,
 		Classify:      classify,
 		CommitUnknown: commitUnknown,
+		TxID:          `SELECT pg_current_xact_id_if_assigned()::text`,
+		TxStatus:      `SELECT pg_xact_status(CAST(? AS xid8))`,
+		CommitWait:    cmp.Or(opts.CommitWait, 10*time.Second),
 	}
 	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), From: from, Now: opts.Now}), nil
 }

@@ -47,6 +47,14 @@ type Dialect struct {
 	// (the connection broke after it was sent); nil: never (SQLite's
 	// COMMIT either commits or fails).
 	CommitUnknown func(error) bool
+	// TxID, when set, is a query a transaction runs before its COMMIT,
+	// giving its id as text (NULL when it wrote nothing); TxStatus, given
+	// that id, says what became of it: committed, aborted or "in
+	// progress" (PostgreSQL's pg_xact_status). With both, a COMMIT whose
+	// answer is lost is settled by asking, for up to CommitWait, before
+	// it is reported unknown.
+	TxID, TxStatus string
+	CommitWait     time.Duration
 	// Integrity runs the backend's own consistency check and returns the
 	// problems found (none: healthy).
 	Integrity func(context.Context, *sql.DB) ([]string, error)
@@ -159,13 +167,48 @@ func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
 		tx.Rollback()
 		return err
 	}
+	var id sql.NullString
+	if s.d.TxID != "" {
+		if err := tx.QueryRowContext(ctx, s.d.TxID).Scan(&id); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		if s.d.CommitUnknown != nil && s.d.CommitUnknown(err) {
-			return &OutcomeUnknownError{Err: err}
+			return s.settleCommit(ctx, id, err)
 		}
 		return err
 	}
 	return nil
+}
+
+// settleCommit finds out what became of a transaction whose COMMIT's
+// answer was lost (err): nil when it committed; a failure that changed
+// nothing when it aborted; an *OutcomeUnknownError when the database
+// cannot tell within CommitWait (unreachable, or still in progress).
+func (s *DB) settleCommit(ctx context.Context, id sql.NullString, err error) error {
+	if !id.Valid || s.d.TxStatus == "" {
+		return &OutcomeUnknownError{Err: err}
+	}
+	ctx = context.WithoutCancel(ctx)
+	deadline := time.Now().Add(s.d.CommitWait)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		var st sql.NullString
+		if qerr := s.db.QueryRowContext(ctx, s.rebind(s.d.TxStatus), id.String).Scan(&st); qerr == nil {
+			switch st.String {
+			case "committed":
+				return nil
+			case "aborted":
+				return fmt.Errorf("%w: the connection broke at the commit, which did not take effect; nothing was changed (%v)",
+					store.ErrCannotConnect, err)
+			}
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return &OutcomeUnknownError{Err: err}
+		}
+		time.Sleep(wait)
+	}
 }
 
 // OutcomeUnknownError is a COMMIT whose outcome is unknown: the
