@@ -83,7 +83,7 @@ crash:
 # approvals raced over HTTP and the CLI, with faults injected (SIGKILL,
 # SIGTERM, pg_ctl restart, dropped connections, an outage); then the
 # ledger, the decisions and the runs' states are checked (docs/reliability.md,
-# "Chaos"). Small by default (one round of each fault, about 90 s; .ci/run
+# "Chaos"). Small by default (one round of each fault, 20 s to 3 min; .ci/run
 # runs it); longer with a duration: make chaos CHAOS_DURATION=10m.
 # CHAOS_BATCH, CHAOS_SEED, CHAOS_LEASE and CHAOS_DIR (keeps the logs) too.
 chaos: build
