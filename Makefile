@@ -9,7 +9,7 @@ BIN     := bin/agentctl
 START   := $(shell date +%s.%N)
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test race bench scale crash fuzz demo screenshots man clean
+.PHONY: build test race bench scale crash chaos fuzz demo screenshots man clean
 
 build:
 	$(GO) build -buildvcs=auto -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false); no symbol table or DWARF, no local paths: 31 MB instead of 44
@@ -78,6 +78,16 @@ screenshots:
 # moments (CRASH_SEED picks the sequence); make test runs 50.
 crash:
 	CRASH_KILLS=$${CRASH_KILLS:-1000} $(GO) test -run '^TestCrash$$' -count=1 -v -timeout 30m ./cmd/agentctl/
+
+# The chaos harness: PostgreSQL, agentctl serve and three workers under
+# approvals raced over HTTP and the CLI, with faults injected (SIGKILL,
+# SIGTERM, pg_ctl restart, dropped connections, an outage); then the
+# ledger, the decisions and the runs' states are checked (docs/reliability.md,
+# "Chaos"). Small by default (one round of each fault, 20 s to 3 min; .ci/run
+# runs it); longer with a duration: make chaos CHAOS_DURATION=10m.
+# CHAOS_BATCH, CHAOS_SEED, CHAOS_LEASE and CHAOS_DIR (keeps the logs) too.
+chaos: build
+	AGENTCTL_CHAOS=1 AGENTCTL_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^TestChaos$$' -count=1 -v -timeout 3h ./cmd/agentctl/
 
 # The on-call example, offline: run (suspends for approval), then approve
 # from a second process.
