@@ -205,7 +205,9 @@ func (h *harness) decide(d *decider) {
 				path += "?wait=0s"
 			}
 			status, body := h.c.request(hc, "POST", path, d.tok, d.reason, fmt.Sprintf(`{"reason": %q}`, d.reason))
-			won, lost = status >= 200 && status < 300, status == 409
+			// A call interrupted meanwhile (another decider's process
+			// killed) is refused as such: decided by another.
+			won, lost = status >= 200 && status < 300, status == 409 || status == 400 && strings.Contains(body, "was interrupted")
 			d.last = fmt.Sprintf("status %d: %s", status, firstLine(strings.TrimSpace(body)))
 		} else {
 			args := []string{d.action, d.run, "--reason", d.reason}
@@ -214,7 +216,7 @@ func (h *harness) decide(d *decider) {
 			}
 			_, errOut, err := h.c.cli(h.c.dsn, args...)
 			code := procExit(err)
-			won, lost = code == 0 || code == 3, code == 4
+			won, lost = code == 0 || code == 3, code == 4 || code == 2 && strings.Contains(errOut, "was interrupted")
 			d.last = fmt.Sprintf("exit %d: %s", code, firstLine(strings.TrimSpace(errOut)))
 		}
 		switch {
