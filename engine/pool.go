@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -52,6 +53,10 @@ type pool struct {
 	// While the database cannot be used, each of these says so once,
 	// not once a poll.
 	workDown, expireDown, beatDown, adoptDown *health.Outage
+
+	// waitDown, when set, says since when and why waiting for work fails
+	// (a *string): the heartbeat reports the worker degraded.
+	waitDown atomic.Pointer[string]
 }
 
 // Serve advances runs left for a worker until ctx is done, the engine is
@@ -121,6 +126,10 @@ func (e *Engine) newPool(opts PoolOptions) *pool {
 // beat records that the worker is alive.
 func (p *pool) beat(ctx context.Context) {
 	p.rec.Done = int(p.done.Load())
+	p.rec.Problems = ""
+	if why := p.waitDown.Load(); why != nil {
+		p.rec.Problems = *why
+	}
 	if err := p.e.store.Beat(context.WithoutCancel(ctx), p.rec); err != nil {
 		p.beatDown.Failed(slog.LevelWarn, err)
 	} else {
@@ -147,12 +156,16 @@ func (p *pool) waking(ctx context.Context) {
 			retry := min(p.opts.Poll, time.Second)
 			if down == nil {
 				p.log.Error("waiting for work failed; looking for work every "+retry.String()+" until it works again", "err", err)
+				why := fmt.Sprintf("waiting for work fails since %s (%v); it looks for work every %s meanwhile",
+					time.Now().UTC().Format(time.RFC3339), err, retry)
+				p.waitDown.Store(&why)
 			}
 			down = err
 			sleep(ctx, retry-time.Since(began)) // the wait may have waited already
 		} else if down != nil {
 			p.log.Info("waiting for work works again", "after", down)
 			down = nil
+			p.waitDown.Store(nil)
 		}
 		for range p.opts.Concurrency {
 			select {

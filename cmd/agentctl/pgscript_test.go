@@ -124,10 +124,12 @@ func pgproxy(ts *testscript.TestScript, neg bool, args []string) {
 // decision's COMMIT whose outcome the client cannot know). pgcut URL
 // refuse makes the proxy refuse new connections, as a server that is
 // down does (with then: from the next cut on); pgcut URL accept undoes
-// it.
+// it. pgcut URL block TEXT cuts every connection that sends TEXT, until
+// pgcut URL unblock.
 func pgcut(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 || args[1] == "after" && len(args) != 3 && len(args) != 4 || args[1] == "all" && len(args) != 2 {
-		ts.Fatalf("usage: pgcut URL all | after TEXT [MARK] | refuse [then] | accept")
+	if neg || len(args) < 2 || args[1] == "after" && len(args) != 3 && len(args) != 4 || args[1] == "all" && len(args) != 2 ||
+		args[1] == "block" && len(args) != 3 {
+		ts.Fatalf("usage: pgcut URL all | after TEXT [MARK] | refuse [then] | accept | block TEXT | unblock")
 	}
 	v, ok := proxies.Load(args[0])
 	if !ok {
@@ -143,6 +145,10 @@ func pgcut(ts *testscript.TestScript, neg bool, args []string) {
 		p.Refuse(true, len(args) == 3 && args[2] == "then")
 	case "accept":
 		p.Refuse(false, false)
+	case "block":
+		p.Block(args[2])
+	case "unblock":
+		p.Block("")
 	default:
 		ts.Fatalf("pgcut: want all or after, not %q", args[1])
 	}

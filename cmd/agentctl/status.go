@@ -20,7 +20,9 @@ lease). One that stopped beating without unregistering (killed, its
 machine lost) is listed as gone for three of its leases, then no longer;
 the next heartbeat of any worker deletes it. A worker of this host whose
 process is provably gone (killed with SIGKILL) is listed as dead at once:
-other workers take its runs over without waiting for its leases.
+other workers take its runs over without waiting for its leases. A
+worker alive whose wait for work fails (its LISTEN connection to
+PostgreSQL) is degraded: it looks for work every second meanwhile.
 
 Examples:
   agentctl status
@@ -87,6 +89,8 @@ func (a *app) statusCmd() *cobra.Command {
 			for _, w := range v.Workers {
 				state := "alive"
 				switch {
+				case w.Alive && w.Problems != "":
+					state = "alive, degraded: " + oneLine(w.Problems, 300)
 				case w.Dead:
 					state = "dead (its process is gone)"
 				case !w.Alive:

@@ -369,6 +369,9 @@ type Worker struct {
 	Started     time.Time
 	Seen        time.Time // its last heartbeat
 	Done        int       // runs it has advanced
+	// Problems, when not "", says what fails in it as of its last
+	// heartbeat (its wait for work), though it still works: degraded.
+	Problems string
 }
 
 // Alive reports whether the worker has beaten within its lease.

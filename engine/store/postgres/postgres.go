@@ -374,4 +374,7 @@ var migrations = []string{
 	REVOKE ALL ON SCHEMA ` + PrivateSchema + ` FROM PUBLIC;
 	ALTER TABLE tokens SET SCHEMA ` + PrivateSchema + `;
 	ALTER TABLE sessions SET SCHEMA ` + PrivateSchema + `;`,
+	// What fails in a worker that still works (its wait for work), as of
+	// its last heartbeat: agentctl status says it is degraded.
+	`ALTER TABLE workers ADD COLUMN problems TEXT NOT NULL DEFAULT '';`,
 }

@@ -506,6 +506,9 @@ var migrations = []string{
 	// decision, recorded with it, so that a client unsure of the outcome
 	// asks again and is told.
 	sqlstore.RequestsMigration("TEXT"),
+	// What fails in a worker that still works (its wait for work), as of
+	// its last heartbeat: agentctl status says it is degraded.
+	`ALTER TABLE workers ADD COLUMN problems TEXT NOT NULL DEFAULT '';`,
 }
 
 // resultObjectMigration flags the stored results that have the shape of

@@ -40,10 +40,10 @@ func (s *DB) claim(now time.Time, lease store.Lease, agent string) (string, []an
 func (s *DB) Beat(ctx context.Context, w store.Worker) error {
 	now := s.now()
 	err := s.tx(ctx, func(tx *txn) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO workers(id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, done = excluded.done`,
-			w.ID, w.Host, w.PID, w.Agent, w.Concurrency, w.Lease.Milliseconds(), ms(w.Started), ms(now), w.Done)
+		_, err := tx.ExecContext(ctx, `INSERT INTO workers(id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done, problems)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, done = excluded.done, problems = excluded.problems`,
+			w.ID, w.Host, w.PID, w.Agent, w.Concurrency, w.Lease.Milliseconds(), ms(w.Started), ms(now), w.Done, w.Problems)
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func (s *DB) Gone(ctx context.Context, workerID string) error {
 func (s *DB) Queue(ctx context.Context) (*store.QueueStatus, error) {
 	now := ms(s.now())
 	q := &store.QueueStatus{}
-	rows, err := s.query(ctx, `SELECT id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done FROM workers
+	rows, err := s.query(ctx, `SELECT id, host, pid, agent, concurrency, lease_ms, started_at, seen_at, done, problems FROM workers
 		WHERE NOT (`+agedOut+`) ORDER BY started_at, id`, now)
 	if err != nil {
 		return nil, fmt.Errorf("workers: %w", err)
@@ -78,7 +78,7 @@ func (s *DB) Queue(ctx context.Context) (*store.QueueStatus, error) {
 	for rows.Next() {
 		var w store.Worker
 		var lease, started, seen int64
-		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Agent, &w.Concurrency, &lease, &started, &seen, &w.Done); err != nil {
+		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Agent, &w.Concurrency, &lease, &started, &seen, &w.Done, &w.Problems); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -25,6 +25,7 @@ type Proxy struct {
 	// refuse, set, closes new connections at once, and is set when a
 	// cut is made with Then refusing.
 	refuse, thenRefuse bool
+	block              []byte // cut every connection that sends this
 }
 
 // NewProxy listens on a loopback port and forwards each connection to
@@ -125,6 +126,10 @@ func (p *Proxy) pipe(c, s net.Conn) {
 			// Whether to cut is decided before the server has the
 			// bytes: their sender cannot have armed the proxy after
 			// them, since it waits for their answer.
+			if p.blocked(buf[:n]) {
+				p.drop(c)
+				return
+			}
 			cut, all := p.armed(buf[:n], &marked)
 			if _, werr := s.Write(buf[:n]); werr != nil {
 				p.drop(c)
@@ -146,6 +151,23 @@ func (p *Proxy) pipe(c, s net.Conn) {
 			return
 		}
 	}
+}
+
+// Block cuts every connection that sends text (compared without case)
+// from now on, before the server has it; "" stops.
+func (p *Proxy) Block(text string) {
+	p.mu.Lock()
+	p.block = bytes.ToLower([]byte(text))
+	if text == "" {
+		p.block = nil
+	}
+	p.mu.Unlock()
+}
+
+func (p *Proxy) blocked(b []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.block != nil && bytes.Contains(bytes.ToLower(b), p.block)
 }
 
 // armed says whether to cut the connection that sent b, which has sent
