@@ -98,15 +98,16 @@ func TestOldEvents(t *testing.T) {
 
 // The schema versions before the migrations the tests of old rows replay.
 const (
-	eventFields   = 3  // sqlstore.EventFieldsMigration
-	resultObjects = 4  // structured results
-	serverSchema  = 5  // tokens, decisions.via, the inbox index, events.xid
-	notifySchema  = 6  // notifications, their cursors, sessions
-	replaySchema  = 7  // signed requests already seen
-	timingsSchema = 8  // call times, tombstones
-	codesSchema   = 9  // runs_root without roots, calls_pending, event type codes
-	requestsTable = 10 // idempotency keys
-	privateSchema = 11 // tokens and sessions in agentctl_private
+	eventFields    = 3  // sqlstore.EventFieldsMigration
+	resultObjects  = 4  // structured results
+	serverSchema   = 5  // tokens, decisions.via, the inbox index, events.xid
+	notifySchema   = 6  // notifications, their cursors, sessions
+	replaySchema   = 7  // signed requests already seen
+	timingsSchema  = 8  // call times, tombstones
+	codesSchema    = 9  // runs_root without roots, calls_pending, event type codes
+	requestsTable  = 10 // idempotency keys
+	privateSchema  = 11 // tokens and sessions in agentctl_private
+	workerProblems = 12 // workers.problems
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -127,6 +128,7 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		requestsTable: `DROP TABLE requests`,
 		privateSchema: `ALTER TABLE agentctl_private.tokens SET SCHEMA public; ALTER TABLE agentctl_private.sessions SET SCHEMA public;
 			DROP SCHEMA agentctl_private`,
+		workerProblems: `ALTER TABLE workers DROP COLUMN problems`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

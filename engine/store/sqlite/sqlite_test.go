@@ -88,14 +88,15 @@ func TestOldEvents(t *testing.T) {
 
 // The schema versions before the migrations the tests of old rows replay.
 const (
-	eventFields   = 6  // sqlstore.EventFieldsMigration
-	resultObjects = 7  // resultObjectMigration
-	serverSchema  = 8  // tokens, decisions.via, the inbox index
-	notifySchema  = 9  // notifications, their cursors, sessions
-	replaySchema  = 10 // signed requests already seen
-	timingsSchema = 11 // call times, tombstones
-	codesSchema   = 12 // runs_root without roots, event type codes
-	requestsTable = 13 // idempotency keys
+	eventFields    = 6  // sqlstore.EventFieldsMigration
+	resultObjects  = 7  // resultObjectMigration
+	serverSchema   = 8  // tokens, decisions.via, the inbox index
+	notifySchema   = 9  // notifications, their cursors, sessions
+	replaySchema   = 10 // signed requests already seen
+	timingsSchema  = 11 // call times, tombstones
+	codesSchema    = 12 // runs_root without roots, event type codes
+	requestsTable  = 13 // idempotency keys
+	workerProblems = 14 // workers.problems
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -110,7 +111,8 @@ func rewind(t *testing.T, db *DB, v int) {
 		timingsSchema: `DROP INDEX runs_ended; DROP TABLE tombstones; ALTER TABLE calls DROP COLUMN finished_at; ALTER TABLE calls DROP COLUMN started_at`,
 		codesSchema: `DROP VIEW events; ALTER TABLE event_rows RENAME TO events;
 			DROP INDEX runs_root; CREATE INDEX runs_root ON runs(root_id, id)`,
-		requestsTable: `DROP TABLE requests`,
+		requestsTable:  `DROP TABLE requests`,
+		workerProblems: `ALTER TABLE workers DROP COLUMN problems`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {
