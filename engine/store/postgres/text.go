@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"fmt"
@@ -31,9 +32,10 @@ func newTextConnector(dsn string) (driver.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, set := cfg.RuntimeParams["search_path"]; !set {
-		cfg.RuntimeParams["search_path"] = "public, " + PrivateSchema
-	}
+	// A search_path the user set (search_path=... in the URL) keeps its
+	// order; the credentials' schema comes last.
+	path := cmp.Or(cfg.RuntimeParams["search_path"], "public")
+	cfg.RuntimeParams["search_path"] = path + ", " + PrivateSchema
 	return textConnector{stdlib.GetConnector(*cfg)}, nil
 }
 
