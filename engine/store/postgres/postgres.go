@@ -84,15 +84,17 @@ func schema(ctx context.Context, db *sql.DB, readOnly bool) (version, from int, 
 		v, err := readSchema(ctx, db)
 		return v, v, err
 	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS agentctl_schema (version INTEGER NOT NULL)`); err != nil {
-		return 0, 0, err
-	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer tx.Rollback()
+	// The lock first: two sessions creating the table at once would race
+	// in PostgreSQL's catalog (type "agentctl_schema" already exists).
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7226135)`); err != nil {
+		return 0, 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS agentctl_schema (version INTEGER NOT NULL)`); err != nil {
 		return 0, 0, err
 	}
 	var v int

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,5 +42,34 @@ func TestCredentialsMove(t *testing.T) {
 	got, err := db.TokenByHash(ctx, tok.Hash)
 	if err != nil || got.User != "alice" {
 		t.Fatalf("the token after the upgrade: %+v, %v", got, err)
+	}
+}
+
+// TestFreshOpenRace: processes that open a new, empty database at once
+// all succeed; one creates the schema, under the lock, and the others
+// find it (two sessions creating a table at once would race in the
+// catalog: type "agentctl_schema" already exists).
+func TestFreshOpenRace(t *testing.T) {
+	ctx := context.Background()
+	for round := range 5 {
+		dsn, err := server.NewDB(ctx, fmt.Sprintf("%s_%d", t.Name(), round))
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 4)
+		for range 4 {
+			go func() {
+				db, err := postgres.Open(ctx, dsn, postgres.Options{})
+				if err == nil {
+					db.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
