@@ -146,6 +146,7 @@ func (p *pool) beating(ctx context.Context) { every(ctx, p.e.lease.TTL/3, func()
 // instead, and it says so once, and once again when waiting works again.
 func (p *pool) waking(ctx context.Context) {
 	var down error
+	var since time.Time
 	for ctx.Err() == nil {
 		if p.opts.Wait == nil {
 			sleep(ctx, p.opts.Poll)
@@ -155,6 +156,7 @@ func (p *pool) waking(ctx context.Context) {
 			}
 			retry := min(p.opts.Poll, time.Second)
 			if down == nil {
+				since = time.Now()
 				p.log.Error("waiting for work failed; looking for work every "+retry.String()+" until it works again", "err", err)
 				why := fmt.Sprintf("waiting for work fails since %s (%v); it looks for work every %s meanwhile",
 					time.Now().UTC().Format(time.RFC3339), err, retry)
@@ -163,7 +165,7 @@ func (p *pool) waking(ctx context.Context) {
 			down = err
 			sleep(ctx, retry-time.Since(began)) // the wait may have waited already
 		} else if down != nil {
-			p.log.Info("waiting for work works again", "after", down)
+			p.log.Info("waiting for work works again", "after", time.Since(since).Round(time.Millisecond).String(), "err", down.Error())
 			down = nil
 			p.waitDown.Store(nil)
 		}

@@ -158,7 +158,11 @@ func (rn *runner) recover(ctx context.Context, c *store.Call) error {
 		return fmt.Errorf("call %s: kill what its command left running: %w", c.ID, err)
 	}
 	if n > 0 {
-		why += fmt.Sprintf(" (%d of its processes, left running, were killed)", n)
+		verb := "were"
+		if n == 1 {
+			verb = "was"
+		}
+		why += fmt.Sprintf(" (%d of its processes, left running, %s killed)", n, verb)
 	}
 	return rn.interrupt(ctx, c, why)
 }

@@ -39,6 +39,7 @@ func (e *Engine) settleUnknown(ctx context.Context, runID string, b batch, lease
 func (e *Engine) settleOnce(ctx context.Context, runID string, b batch, lease store.Lease) (claimed, settled bool, err error) {
 	ds, rerr := e.store.Decisions(ctx, runID)
 	if rerr != nil {
+		e.classify(rerr) // a lost connection: the pool's idle ones go too
 		return false, false, nil
 	}
 	first := b.ds[0]

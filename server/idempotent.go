@@ -40,10 +40,14 @@ func requestOf(ctx context.Context) *store.Request {
 // the same key with another request is 422.
 func (s *Server) idempotent(ok int, h handler) handler {
 	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
-		key := r.Header.Get(api.IdempotencyKey)
-		if key == "" {
+		keys := r.Header.Values(api.IdempotencyKey)
+		if len(keys) == 0 {
 			return h(w, r, p)
 		}
+		if len(keys) > 1 {
+			return invalid("bad Idempotency-Key header", api.Detail{Message: "sent more than once: send one key"})
+		}
+		key := keys[0]
 		if err := checkKey(key); err != nil {
 			return err
 		}
@@ -88,14 +92,14 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, req *store.Reque
 }
 
 // checkKey refuses a key that is empty, long, or holds other than
-// printable ASCII.
+// printable ASCII (a space included).
 func checkKey(key string) error {
-	bad := len(key) > maxKey
+	bad := key == "" || len(key) > maxKey
 	for i := 0; i < len(key) && !bad; i++ {
 		bad = key[i] < 0x21 || key[i] > 0x7e
 	}
 	if bad {
-		return invalid("bad Idempotency-Key header", api.Detail{Message: "want 1 to 255 printable ASCII characters, such as a UUID"})
+		return invalid("bad Idempotency-Key header", api.Detail{Message: "want 1 to 255 printable ASCII characters, no space, such as a UUID"})
 	}
 	return nil
 }

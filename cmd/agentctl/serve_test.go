@@ -187,9 +187,21 @@ func (a *apireqArgs) request(url string, body []byte) (*http.Request, error) {
 	if a.tok != "" {
 		req.Header.Set("Authorization", "Bearer "+a.tok)
 	}
+	given := map[string]bool{}
 	for _, h := range a.headers {
+		// As curl takes them: -H replaces a header apireq would send, a
+		// header given twice is sent twice, and "Name;" sends Name with
+		// an empty value.
 		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		if name, ok := strings.CutSuffix(h, ";"); ok && !strings.Contains(name, ":") {
+			k, v = name, ""
+		}
+		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+		if !given[k] {
+			req.Header.Del(k)
+			given[k] = true
+		}
+		req.Header[k] = append(req.Header[k], strings.TrimSpace(v))
 	}
 	return req, nil
 }

@@ -72,6 +72,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		TxID:          `SELECT pg_current_xact_id_if_assigned()::text`,
 		TxStatus:      `SELECT pg_xact_status(CAST(? AS xid8))`,
 		CommitWait:    cmp.Or(opts.CommitWait, 10*time.Second),
+		IdleConns:     8,
 	}
 	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), From: from, Now: opts.Now}), nil
 }

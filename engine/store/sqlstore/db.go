@@ -7,6 +7,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,6 +56,11 @@ type Dialect struct {
 	// it is reported unknown.
 	TxID, TxStatus string
 	CommitWait     time.Duration
+	// IdleConns, when set, is how many idle connections the pool keeps:
+	// a failure classified as a lost connection (store.ErrCannotConnect)
+	// closes them all first, since the database's restart or a dropped
+	// network killed them too, and each would fail once more.
+	IdleConns int
 	// Integrity runs the backend's own consistency check and returns the
 	// problems found (none: healthy).
 	Integrity func(context.Context, *sql.DB) ([]string, error)
@@ -124,7 +130,14 @@ func (s *DB) Dialect() string { return s.d.Name }
 
 // Classify maps driver failures in err to the store's sentinels
 // (store.ErrBusy, ErrCorrupt, ErrCannotWrite, ...), saying what to do.
-func (s *DB) Classify(err error) error { return s.d.Classify(err) }
+func (s *DB) Classify(err error) error {
+	c := s.d.Classify(err)
+	if s.d.IdleConns > 0 && errors.Is(c, store.ErrCannotConnect) {
+		s.db.SetMaxIdleConns(0) // closes the idle ones
+		s.db.SetMaxIdleConns(s.d.IdleConns)
+	}
+	return c
+}
 
 // Close closes the database.
 func (s *DB) Close() error {
