@@ -144,9 +144,12 @@ func (a *app) printAudit(out string, ds []*store.Audited) error {
 }
 
 // csvSafe keeps a spreadsheet from reading a cell as a formula: a cell
-// that starts with =, +, - or @ gets a leading apostrophe.
+// that starts with =, +, -, @, a tab or a carriage return (OWASP's list),
+// or with blanks before one of the first four, gets a leading
+// apostrophe.
 func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+	trimmed := strings.TrimLeft(s, " \t\r\n")
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) || trimmed != "" && strings.ContainsRune("=+-@", rune(trimmed[0])) {
 		return "'" + s
 	}
 	return s
