@@ -69,7 +69,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		XID:           true,
 		Classify:      classify,
 		CommitUnknown: commitUnknown,
-		TxID:          `SELECT pg_current_xact_id_if_assigned()::text`,
+		TxID:          `pg_current_xact_id()::text`,
 		TxStatus:      `SELECT pg_xact_status(CAST(? AS xid8))`,
 		CommitWait:    cmp.Or(opts.CommitWait, 10*time.Second),
 		IdleConns:     8,

@@ -48,12 +48,13 @@ type Dialect struct {
 	// (the connection broke after it was sent); nil: never (SQLite's
 	// COMMIT either commits or fails).
 	CommitUnknown func(error) bool
-	// TxID, when set, is a query a transaction runs before its COMMIT,
-	// giving its id as text (NULL when it wrote nothing); TxStatus, given
-	// that id, says what became of it: committed, aborted or "in
-	// progress" (PostgreSQL's pg_xact_status). With both, a COMMIT whose
-	// answer is lost is settled by asking, for up to CommitWait, before
-	// it is reported unknown.
+	// TxID, when set, is an expression of the transaction's id as text,
+	// which a transaction that locks a run (LockRun) reads with the lock;
+	// TxStatus, given that id, says what became of it: committed, aborted
+	// or "in progress" (PostgreSQL's pg_xact_status). With both, such a
+	// transaction's COMMIT whose answer is lost is settled by asking, for
+	// up to CommitWait, before it is reported unknown (a decision's, a
+	// suspension's, a claim's; others are reported unknown at once).
 	TxID, TxStatus string
 	CommitWait     time.Duration
 	// IdleConns, when set, is how many idle connections the pool keeps:
@@ -176,20 +177,14 @@ func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
 	if s.d.Cache {
 		defer s.stmts.prepare(context.WithoutCancel(ctx), s.db)
 	}
-	if err := f(&txn{tx: tx, s: s}); err != nil {
+	t := &txn{tx: tx, s: s}
+	if err := f(t); err != nil {
 		tx.Rollback()
 		return err
 	}
-	var id sql.NullString
-	if s.d.TxID != "" {
-		if err := tx.QueryRowContext(ctx, s.d.TxID).Scan(&id); err != nil {
-			tx.Rollback()
-			return err
-		}
-	}
 	if err := tx.Commit(); err != nil {
 		if s.d.CommitUnknown != nil && s.d.CommitUnknown(err) {
-			return s.settleCommit(ctx, id, err)
+			return s.settleCommit(ctx, t.xid, err)
 		}
 		return err
 	}
@@ -244,7 +239,16 @@ func (t *txn) lockRun(ctx context.Context, runID string) error {
 	if !t.s.d.LockRun {
 		return nil
 	}
-	_, err := t.tx.ExecContext(ctx, t.s.rebind(`SELECT 1 FROM runs WHERE id = ? FOR UPDATE`), runID)
+	if t.s.d.TxID == "" {
+		_, err := t.tx.ExecContext(ctx, t.s.rebind(`SELECT 1 FROM runs WHERE id = ? FOR UPDATE`), runID)
+		return err
+	}
+	// The lock reads the transaction's id in the same round trip: no
+	// statement more on a write's path.
+	err := t.tx.QueryRowContext(ctx, t.s.rebind(`SELECT `+t.s.d.TxID+` FROM runs WHERE id = ? FOR UPDATE`), runID).Scan(&t.xid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
 	return err
 }
 

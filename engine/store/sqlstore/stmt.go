@@ -103,6 +103,9 @@ func (c *stmts) close() {
 type txn struct {
 	tx *sql.Tx
 	s  *DB
+	// xid is the transaction's id, when lockRun read it (Dialect.TxID):
+	// what a COMMIT whose answer is lost is settled by.
+	xid sql.NullString
 }
 
 func (t *txn) cached(q string) *sql.Stmt {
