@@ -149,6 +149,21 @@ type Approval struct {
 	ApprovalsGiven  int             `json:"approvalsGiven"`
 	Deadline        *time.Time      `json:"deadline,omitempty"`
 	CreatedAt       time.Time       `json:"createdAt"`
+	// Upload says who uploaded the run's spec, and its digest; absent
+	// for a configured spec.
+	Upload *Upload `json:"upload,omitempty"`
+	// Action is what the call will do (engine.ActionView), for a call
+	// of an uploaded spec.
+	Action json.RawMessage `json:"action,omitempty"`
+}
+
+// Upload is who uploaded a run's spec to the server, and the spec's
+// digest: such a spec is untrusted (docs/server.md, "Uploaded specs").
+type Upload struct {
+	By     string `json:"by"`
+	Digest string `json:"digest"` // sha256: and the hex SHA-256 of its text
+	// Every: every call of its tools waits for an approver.
+	Every bool `json:"every,omitempty"`
 }
 
 // Token is a token's record as token list prints it; the secret is never

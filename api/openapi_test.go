@@ -252,6 +252,8 @@ func fill(v reflect.Value, name string, depth int) {
 	case *json.RawMessage:
 		if name == "gate" && !least {
 			*x = json.RawMessage(`{"verdict":"required","reasons":[{"kind":"condition","detail":"input.service == 'db'"}]}`)
+		} else if name == "action" && !least {
+			*x = json.RawMessage(`{"kind":"exec","summary":"exec restart {{ input.service }}","template":{"command":["restart","{{ input.service }}"]},"rendered":{"command":["restart","nginx"]}}`)
 		} else if !least || name == "args" || name == "result" {
 			*x = json.RawMessage(`{"service":"nginx"}`)
 		}

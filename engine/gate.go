@@ -84,6 +84,10 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 	if rn.st.RequireApproval {
 		why = append(why, store.Reason{Kind: store.ReasonRun})
 	}
+	up := rn.g.upload
+	if up != nil && up.Every {
+		why = append(why, store.Reason{Kind: store.ReasonUpload, Detail: up.By})
+	}
 	if len(why) == 0 {
 		if v.Reason != "" {
 			c.Gate = store.Gate{Verdict: store.GateFree, Reasons: []store.Reason{own}}
@@ -94,7 +98,7 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 	if err != nil {
 		return err
 	}
-	if granted {
+	if granted && (up == nil || !up.Every) { // an upload's calls each wait: no grant stands in
 		c.Gate = store.Gate{Verdict: store.GateGranted, Reasons: why}
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -29,6 +28,9 @@ type Graph struct {
 	// plain are the tools of its agents whose calls a worker's claim may
 	// start (store.Plain).
 	plain []store.Plain
+	// upload is the upload of a spec sent with a run (untrusted), nil
+	// for a configured one.
+	upload *Upload
 }
 
 type agentNode struct {
@@ -87,18 +89,23 @@ func (g *Graph) checkModels(a *agentNode, override string) error {
 // Compile binds a loaded spec to model providers (nil means
 // model.Default()) and toolkits (nil means builtin.Table()).
 func Compile(s *spec.Spec, models model.Registry, kits toolkits.Table) (*Graph, error) {
+	return compileAs(s, models, kits, nil)
+}
+
+// compileAs is Compile of a spec uploaded as up, or configured (up nil).
+func compileAs(s *spec.Spec, models model.Registry, kits toolkits.Table, up *Upload) (*Graph, error) {
 	if models == nil {
 		models = model.Default()
 	}
 	if kits == nil {
 		kits = builtin.Table()
 	}
-	snap, err := json.Marshal(s.Sources)
+	snap, err := encodeSnapshot(s.Sources, up)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	sum := sha256.Sum256(snap)
-	g := &Graph{spec: s, snapshot: snap, hash: hex.EncodeToString(sum[:]), agents: map[string]*agentNode{}}
+	g := &Graph{spec: s, snapshot: snap, hash: hex.EncodeToString(sum[:]), agents: map[string]*agentNode{}, upload: up}
 	mnodes := map[string]*modelNode{}
 	g.models = mnodes
 	for name, m := range s.Models {
@@ -181,13 +188,17 @@ func (g *Graph) Agents() []string {
 
 // LoadSnapshot loads and compiles a spec snapshot as stored with a run.
 func LoadSnapshot(snap []byte, models model.Registry, kits toolkits.Table) (*Graph, error) {
-	var srcs []spec.Source
-	if err := json.Unmarshal(snap, &srcs); err != nil {
-		return nil, fmt.Errorf("spec snapshot: %w", err)
+	srcs, up, err := decodeSnapshot(snap)
+	if err != nil {
+		return nil, err
 	}
 	s, err := spec.Reload(srcs)
 	if err != nil {
 		return nil, fmt.Errorf("spec snapshot: %w", err)
 	}
-	return Compile(s, models, kits)
+	return compileAs(s, models, kits, up)
 }
+
+// Spec returns the spec the graph was compiled from. It is shared: read
+// only.
+func (g *Graph) Spec() *spec.Spec { return g.spec }

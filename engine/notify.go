@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/notify"
-	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
 )
 
@@ -60,8 +59,8 @@ func (e *Engine) quietSpec(ctx context.Context, hash string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("spec snapshot %s: %w", hash, err)
 	}
-	var srcs []spec.Source
-	if err := json.Unmarshal(snap, &srcs); err != nil {
+	srcs, _, err := decodeSnapshot(snap)
+	if err != nil {
 		return false, fmt.Errorf("spec snapshot %s: %w", hash, err)
 	}
 	quiet = true

@@ -157,7 +157,11 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 	if why := shortcut(c, d); why != "" {
 		return why
 	}
-	if p.separate && starter != "" && (d.By == starter || d.OSUser == starter) && d.Action != store.Decline {
+	if up := g.upload; up != nil && (d.By == up.By || d.OSUser == up.By) && d.Action != store.Decline {
+		// An uploaded spec's author never decides its calls (docs/server.md, "Uploaded specs").
+		return fmt.Sprintf("%s uploaded the spec of run %s and may not approve its calls, in person or --as another", up.By, r.RootID)
+	}
+	if (p.separate || g.upload != nil) && starter != "" && (d.By == starter || d.OSUser == starter) && d.Action != store.Decline {
 		// The starter's own account may not approve for someone else either.
 		return fmt.Sprintf("%s started run %s and may not approve its calls, in person or --as another (separateDuties)", starter, r.RootID)
 	}

@@ -33,6 +33,10 @@ type RunView struct {
 	Usage    Usage    `json:"usage"` // model calls and tokens so far
 	// StartedBy is the OS user who started the run's tree.
 	StartedBy string `json:"startedBy,omitempty"`
+	// Upload is who uploaded the run's spec to a server, and its
+	// digest; absent for a configured spec. Views of one run (show, the
+	// API's run and approvals) carry it.
+	Upload *Upload `json:"upload,omitempty"`
 }
 
 // PendingView is a call waiting for a human: for approval, or for resume
@@ -55,6 +59,8 @@ type PendingView struct {
 	// Needed approvals from different people, and how many it has.
 	Needed    int `json:"approvalsNeeded,omitempty"`
 	Approvals int `json:"approvals,omitempty"`
+	// Action is what the call will do, for a call of an uploaded spec.
+	Action *ActionView `json:"action,omitempty"`
 }
 
 // RunDetail is a run with its whole call ledger and audit trail
@@ -176,7 +182,29 @@ func (e *Engine) Inspect(ctx context.Context, id string) (*RunView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.overdue(t.view(r)), nil
+	return e.uploaded(ctx, e.overdue(t.view(r)), t), nil
+}
+
+// uploaded adds to v, a view of a run of tree t, who uploaded its spec
+// and what each of its waiting calls will do; v as it is for a
+// configured spec, or when the spec cannot be read.
+func (e *Engine) uploaded(ctx context.Context, v *RunView, t *tree) *RunView {
+	g, err := e.graph(ctx, t.root.SpecHash)
+	if err != nil || g.upload == nil {
+		return v
+	}
+	up := *g.upload
+	v.Upload = &up
+	calls := make(map[string]*store.Call, len(t.calls))
+	for _, c := range t.calls {
+		calls[c.RunID+"/"+c.ID] = c
+	}
+	for i, p := range v.Pending {
+		if c, r := calls[p.RunID+"/"+p.CallID], t.runs[p.RunID]; c != nil && r != nil {
+			v.Pending[i].Action = e.preview(ctx, g, r, c)
+		}
+	}
+	return v
 }
 
 // overdue marks the pending calls of v whose deadline has passed.
@@ -227,7 +255,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	}
 	calls := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return c.RunID != id })
 	ds := subtreeDecisions(t, all, id)
-	d := &RunDetail{RunView: *e.overdue(t.view(r)), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
+	d := &RunDetail{RunView: *e.uploaded(ctx, e.overdue(t.view(r)), t), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
 	for _, c := range calls {
 		cv := CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
 			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}

@@ -107,6 +107,19 @@ type Call struct {
 	Deadline        *time.Time
 	Payload         json.RawMessage // a suspension's payload
 	ResumeSchema    json.RawMessage
+	// Upload is who uploaded the run's spec and its digest, for a spec
+	// uploaded to a server (untrusted); nil otherwise.
+	Upload *Upload
+	// Action is what the call will do (engine.ActionView), for a call of
+	// an uploaded spec; Will says it in one line.
+	Action json.RawMessage
+	Will   string
+}
+
+// Upload is who uploaded a run's spec, and the spec's digest.
+type Upload struct {
+	By     string `json:"by"`
+	Digest string `json:"digest"`
 }
 
 // The JSON shapes of Body: field order is fixed, so output is
@@ -145,6 +158,8 @@ type (
 		Deadline        string          `json:"deadline,omitempty"`
 		Payload         json.RawMessage `json:"payload,omitempty"`
 		ResumeSchema    json.RawMessage `json:"resumeSchema,omitempty"`
+		Upload          *Upload         `json:"upload,omitempty"`
+		Action          json.RawMessage `json:"action,omitempty"`
 	}
 )
 
@@ -156,7 +171,7 @@ type (
 // The timestamp is At in RFC 3339, UTC. data holds id, run (id, rootId,
 // agent, path, status), call when m.Call is set (id, tool, args, kind,
 // why, approvers — always an array —, approvalsNeeded, approvalsGiven,
-// and deadline, payload, resumeSchema when set), then output, error, url
+// and deadline, payload, resumeSchema, upload and action when set), then output, error, url
 // and command when not empty. The same m gives the same bytes; HTML
 // characters are not escaped. The result is always valid JSON, one line,
 // whatever m holds: invalid UTF-8 becomes U+FFFD, and an Args, Payload or
@@ -184,6 +199,10 @@ func (m *Message) Body() []byte {
 			Approvers:       nonNil(c.Approvers),
 			ApprovalsNeeded: c.ApprovalsNeeded, ApprovalsGiven: c.ApprovalsGiven,
 			Payload: rawJSON(c.Payload), ResumeSchema: rawJSON(c.ResumeSchema),
+			Upload: c.Upload,
+		}
+		if len(c.Action) > 0 && string(c.Action) != "null" { // stored, a nil one reads back as null
+			bc.Action = rawJSON(c.Action)
 		}
 		if bc.Args == nil {
 			bc.Args = json.RawMessage("null")

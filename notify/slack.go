@@ -177,6 +177,10 @@ func slackFields(m *Message) []slackText {
 			add("Kind", c.Kind, false)
 		}
 		add("Why", c.Why, false)
+		if c.Upload != nil {
+			add("Uploaded by", c.Upload.By+" (untrusted spec "+c.Upload.Digest[:min(len(c.Upload.Digest), 19)]+"…)", false)
+		}
+		add("Will", c.Will, true)
 		if m.Type != Expired {
 			who := "anyone the server's policy allows"
 			if len(c.Approvers) > 0 {

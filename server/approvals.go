@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -105,6 +106,16 @@ func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, 
 	if !c.Deadline.IsZero() {
 		d := c.Deadline
 		a.Deadline = &d
+	}
+	up, act, err := s.eng.Uploaded(r.Context(), run, c)
+	if err != nil {
+		return a, who, err
+	}
+	if up != nil {
+		a.Upload = &api.Upload{By: up.By, Digest: up.Digest, Every: up.Every}
+		if act != nil {
+			a.Action, _ = json.Marshal(act)
+		}
 	}
 	return a, who, nil
 }

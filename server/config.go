@@ -93,6 +93,8 @@ type Config struct {
 	// Prune is the retention the server runs on a schedule (agentctl
 	// prune's); nil: none.
 	Prune *PruneConfig `yaml:"prune"`
+	// Uploads is what a spec uploaded with a run may use.
+	Uploads UploadsConfig `yaml:"uploads"`
 
 	path      string           // the file read, for messages
 	socketMod os.FileMode      // SocketMode parsed
@@ -321,6 +323,7 @@ func (c *Config) check(p *checker, root *yaml.Node) {
 	c.checkNotify(p, root)
 	c.checkSlack(p, root)
 	c.checkPrune(p, root)
+	c.checkUploads(p, root)
 }
 
 // checkNotify validates publicURL and the notify: targets.

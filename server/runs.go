@@ -192,7 +192,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p *Principal) 
 	if details != nil {
 		return invalid("a run needs an agent and an input", details...)
 	}
-	g, err := s.graphFor(req.Spec)
+	g, err := s.graphFor(req.Spec, p)
 	if err != nil {
 		return err
 	}
@@ -216,8 +216,10 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p *Principal) 
 	return s.answer(w, r, id, done, http.StatusCreated)
 }
 
-// graphFor compiles an uploaded spec, or returns the configured specs.
-func (s *Server) graphFor(text string) (*engine.Graph, error) {
+// graphFor compiles a spec p uploaded, or returns the configured specs.
+// An uploaded spec is refused (403) when it asks for what the uploads:
+// section, the roles or the configured specs do not allow.
+func (s *Server) graphFor(text string, p *Principal) (*engine.Graph, error) {
 	if text == "" {
 		g := s.specs.Graph()
 		if g == nil {
@@ -229,7 +231,11 @@ func (s *Server) graphFor(text string) (*engine.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.eng.Compile(sp)
+	if errs := s.uploadProblems(sp); len(errs) > 0 {
+		return nil, refusedUpload(errs)
+	}
+	up := engine.Upload{By: p.Name, Digest: engine.Digest([]byte(text)), Every: s.cfg.Uploads.every()}
+	g, err := s.eng.CompileUpload(sp, up)
 	if err != nil {
 		return nil, invalid(fmt.Sprintf("compile the spec: %v", err), api.Detail{Pointer: "/spec", Message: err.Error()})
 	}

@@ -182,6 +182,12 @@ func TestUpload(t *testing.T) {
 	}
 	upload["spec"] = "version: 1\nmodels: {m: {provider: scripted, turns: [{text: hi}]}}\nagents: {ops: {model: m}}\n"
 	r = e.do("POST", "/v1/runs", ann, upload)
+	if r.code != 403 || !strings.Contains(string(r.body), "named like the configured agent ops") {
+		t.Fatalf("an author's spec reusing a configured agent's name: %d %s", r.code, r.body)
+	}
+	upload["agent"] = "ann-ops"
+	upload["spec"] = "version: 1\nmodels: {m: {provider: scripted, turns: [{text: hi}]}}\nagents: {ann-ops: {model: m}}\n"
+	r = e.do("POST", "/v1/runs", ann, upload)
 	if r.code != 201 || r.field(t, "output") != "hi" {
 		t.Fatalf("an author's spec: %d %s", r.code, r.body)
 	}

@@ -50,6 +50,7 @@ func (d *decoder) file(f *file) {
 	for _, n := range items(field(field(f.root, "policy"), "delegates")) {
 		if n = scalar(n); n != nil && n.Value != "" && !slices.Contains(d.spec.Policy.Delegates, n.Value) {
 			d.spec.Policy.Delegates = append(d.spec.Policy.Delegates, n.Value)
+			d.spec.Policy.DelegatePos = append(d.spec.Policy.DelegatePos, f.pos(n))
 		}
 	}
 	for _, section := range []string{"models", "tools", "agents"} {

@@ -279,3 +279,7 @@ func BaseEnv(name string) bool {
 	}
 	return strings.HasPrefix(name, "LC_")
 }
+
+// IsEnvName reports whether s can name an environment variable: a
+// letter or _, then letters, digits and _.
+func IsEnvName(s string) bool { return isEnvName(s) }

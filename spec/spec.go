@@ -26,6 +26,8 @@ type Policy struct {
 	// Delegates are the OS users allowed to decide on behalf of someone
 	// else (--as): chat-ops bots.
 	Delegates []string
+	// DelegatePos holds where each of Delegates is named.
+	DelegatePos []Pos
 }
 
 // Approvers says who may decide a call: user names, and OS groups.

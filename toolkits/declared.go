@@ -120,3 +120,13 @@ func (d *Declared) Describe() Description {
 
 // Close implements Kit.
 func (d *Declared) Close() error { return nil }
+
+// Preview implements Previewer when the action does; else it says the
+// toolkit cannot tell.
+func (d *Declared) Preview(c Call) (Preview, error) {
+	p, ok := d.Act.(Previewer)
+	if !ok {
+		return Preview{}, fmt.Errorf("the %s toolkit cannot say what a call will do", d.Spec.Kind())
+	}
+	return p.Preview(c)
+}

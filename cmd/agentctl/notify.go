@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -64,6 +65,15 @@ func describeCall(e *engine.Engine) func(ctx context.Context, r *store.Run, c *s
 		}
 		if c.GateError != "" {
 			m.Why += " (" + c.GateError + ")"
+		}
+		up, act, err := e.Uploaded(ctx, r, c)
+		if err != nil || up == nil {
+			return err
+		}
+		m.Upload = &notify.Upload{By: up.By, Digest: up.Digest}
+		if act != nil {
+			m.Action, _ = json.Marshal(act)
+			m.Will = act.Line()
 		}
 		return nil
 	}

@@ -147,6 +147,7 @@ func printPending(w io.Writer, prefix string, p engine.PendingView) {
 	if p.GateError != "" {
 		fmt.Fprintf(w, "%sapproval required because requireApproval failed: %s\n", pad, p.GateError)
 	}
+	printAction(w, pad, p.Action)
 }
 
 // runFlags are the flags of the commands that advance a run.

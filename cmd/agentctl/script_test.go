@@ -238,6 +238,7 @@ func TestScripts(t *testing.T) {
 func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	cmds := scenario.Commands()
 	cmds["api"] = apireqCmd
+	cmds["jsonget"] = jsonget
 	cmds["httpserver"] = httpserver
 	cmds["mcpserver"] = mcpserver
 	cmds["openaiserver"] = modelserver(modeltest.OpenAI)

@@ -215,7 +215,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	}
 	e := engine.New(db, ecfg)
 	a.addEngine(e)
-	specs := server.NewSpecs(cfg.Specs, a.limits.spec, e.Compile)
+	specs := server.NewSpecs(cfg.Specs, a.limits.spec, cfg.CheckSecrets(e.Compile))
 	if err := specs.Load(log); err != nil {
 		return usageErr(fmt.Errorf("serve: the specs do not load (see the log above): %w", err))
 	}

@@ -105,6 +105,9 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
 	}
 	fmt.Fprintf(w, "updated  %s\n", stamp(d.UpdatedAt))
+	if u := d.Upload; u != nil {
+		fmt.Fprintf(w, "uploaded by %s, spec %s\n", oneLine(u.By, 200), u.Digest)
+	}
 	fmt.Fprintf(w, "input    %s\n", indent(d.Input))
 	if u := d.Usage; u.ModelCalls > 0 {
 		fmt.Fprintf(w, "usage    %d model %s, %d tokens in, %d out\n", u.ModelCalls, plural(u.ModelCalls, "call", "calls"), u.InputTokens, u.OutputTokens)

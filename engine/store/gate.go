@@ -52,6 +52,7 @@ const (
 	ReasonFalse     ReasonKind = "false"     // the condition (Detail) was false
 	ReasonReadOnly  ReasonKind = "read-only" // the MCP server marks the tool (Detail) read-only
 	ReasonSubAgent  ReasonKind = "sub-agent" // the sub-agent (Detail) delegated to
+	ReasonUpload    ReasonKind = "upload"    // the spec was uploaded with the run, by Detail: every call waits (uploads.requireApproval)
 	ReasonText      ReasonKind = "text"      // recorded as text (Detail) by an agentctl before schema 7
 )
 
@@ -171,6 +172,8 @@ func (r Reason) phrase() string {
 		return "requireApproval " + r.Detail + " is false"
 	case ReasonReadOnly:
 		return r.Detail + " is read-only"
+	case ReasonUpload:
+		return "a spec uploaded by " + r.Detail + " (uploads.requireApproval: always)"
 	}
 	return r.Detail
 }

@@ -455,3 +455,28 @@ func (t *String) RenderEscaped(env Env, escape func(before, value string) (strin
 	}
 	return b.String(), nil
 }
+
+// Source returns the tree as written: each string with its
+// placeholders, unevaluated.
+func (v *Value) Source() any {
+	if v == nil {
+		return nil
+	}
+	switch v.kind {
+	case kindStr:
+		return v.str.Source()
+	case kindList:
+		out := make([]any, len(v.list))
+		for i, e := range v.list {
+			out[i] = e.Source()
+		}
+		return out
+	case kindObj:
+		out := make(map[string]any, len(v.obj))
+		for k, e := range v.obj {
+			out[k] = e.Source()
+		}
+		return out
+	}
+	return v.lit
+}

@@ -96,6 +96,28 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 	return toolkits.ObjectResult(out, out.ExitCode != 0)
 }
 
+// Preview implements toolkits.Previewer: the argv and the declared
+// environment, rendered as Do renders them.
+func (a *Action) Preview(c toolkits.Call) (toolkits.Preview, error) {
+	argv, _, err := a.render(c)
+	if err != nil {
+		return toolkits.Preview{}, err
+	}
+	p := toolkits.Preview{Command: argv}
+	env := tmpl.Env(c.Vars())
+	for name, t := range a.env {
+		v, err := t.Render(env)
+		if err != nil {
+			return toolkits.Preview{}, fmt.Errorf("env %s: %w", name, err)
+		}
+		if p.Env == nil {
+			p.Env = map[string]string{}
+		}
+		p.Env[name] = v
+	}
+	return p, nil
+}
+
 // render returns the command's argv and environment for a call.
 func (a *Action) render(c toolkits.Call) (argv, vars []string, err error) {
 	env := tmpl.Env(c.Vars())

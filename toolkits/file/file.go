@@ -85,6 +85,27 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 	return toolkits.Result{}, fmt.Errorf("unknown op %q", a.spec.Op)
 }
 
+// Preview implements toolkits.Previewer: the operation, the root, the
+// path as Do cleans it and, for a write, the content.
+func (a *Action) Preview(c toolkits.Call) (toolkits.Preview, error) {
+	env := tmpl.Env(c.Vars())
+	p, err := a.spec.Path.Render(env)
+	if err != nil {
+		return toolkits.Preview{}, fmt.Errorf("path: %w", err)
+	}
+	rel, err := clean(p)
+	if err != nil {
+		return toolkits.Preview{}, err
+	}
+	out := toolkits.Preview{Op: a.spec.Op, Root: a.spec.Root, Path: rel}
+	if a.spec.Op == "write" {
+		if out.Content, err = a.spec.Content.Render(env); err != nil {
+			return toolkits.Preview{}, fmt.Errorf("content: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // clean turns a model's path into one relative to the root, refusing
 // absolute paths and any "..".
 func clean(p string) (string, error) {

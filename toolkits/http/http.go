@@ -99,6 +99,34 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 	return a.result(resp, redact.New(slices.Collect(maps.Keys(c.Env)), c.Env))
 }
 
+// Preview implements toolkits.Previewer: the request as Do would send
+// it, with the declared headers.
+func (a *Action) Preview(c toolkits.Call) (toolkits.Preview, error) {
+	req, err := a.request(context.Background(), c)
+	if err != nil {
+		return toolkits.Preview{}, err
+	}
+	p := toolkits.Preview{Method: req.Method, URL: req.URL.String()}
+	for k := range a.spec.Headers {
+		if p.Headers == nil {
+			p.Headers = map[string]string{}
+		}
+		p.Headers[k] = req.Header.Get(k)
+	}
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return toolkits.Preview{}, fmt.Errorf("body: %w", err)
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			return toolkits.Preview{}, fmt.Errorf("body: %w", err)
+		}
+		p.Body = string(b)
+	}
+	return p, nil
+}
+
 // request renders the declared request for a call: placeholders in the
 // path are path-escaped, query values URL-encoded, and the URL must keep
 // the declared origin.

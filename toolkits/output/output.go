@@ -25,6 +25,15 @@ func (a *Action) Do(_ context.Context, c toolkits.Call) (toolkits.Result, error)
 	return toolkits.Result{Content: s}, nil
 }
 
+// Preview implements toolkits.Previewer: the text the call returns.
+func (a *Action) Preview(c toolkits.Call) (toolkits.Preview, error) {
+	s, err := a.text.Render(tmpl.Env(c.Vars()))
+	if err != nil {
+		return toolkits.Preview{}, err
+	}
+	return toolkits.Preview{Text: s}, nil
+}
+
 // Kit builds the tool of an output declaration: the environment
 // variables its text reads are its secrets.
 func Kit(t *spec.Tool) (toolkits.Kit, error) {
