@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -33,6 +34,9 @@ type UploadsConfig struct {
 	// inheritEnv, a model's apiKey). None by default; never one of the
 	// server's own secrets.
 	Env []string `yaml:"env"`
+	// Roots are the directories its file tools' roots must lie in
+	// (absolute); none by default.
+	Roots []string `yaml:"roots"`
 	// RequireApproval is always (the default: every call of its tools
 	// waits for an approver) or declared (the calls its gates name).
 	RequireApproval string `yaml:"requireApproval"`
@@ -159,6 +163,11 @@ func (c *Config) checkUploads(p *checker, root *yaml.Node) {
 			p.add(item(find(n, "hosts"), i), "uploads.hosts: %q: want a host (example.com), a host and port (example.com:8443) or *.example.com", h)
 		}
 	}
+	for i, r := range u.Roots {
+		if !filepath.IsAbs(r) {
+			p.add(item(find(n, "roots"), i), "uploads.roots: %q: want an absolute directory", r)
+		}
+	}
 	switch u.RequireApproval {
 	case "", engine.UploadApproveAlways, engine.UploadApproveDeclared:
 	default:
@@ -212,6 +221,9 @@ func (s *Server) uploadProblems(sp *spec.Spec) spec.Errors {
 			if len(t.Command) > 0 && !slices.Contains(u.toolkits(), "exec") {
 				add(a.Pos, "agent %s: a notify command runs on the server: uploads may not declare one unless uploads.toolkits lists exec", name)
 			}
+			if t.Slack != nil && t.Slack.Channel != "" {
+				add(a.Pos, "agent %s: a slack.channel target posts through the server's Slack app: uploads may not declare one", name)
+			}
 			if w := t.Webhook; w != nil {
 				if _, env := notify.EnvName(w.URL); !env && !s.hostAllowed(w.URL) {
 					add(a.Pos, "agent %s: webhook %s is not a host uploads may reach (uploads.hosts: %s)", name, w.URL, orNone(u.Hosts))
@@ -237,6 +249,8 @@ func (s *Server) toolProblems(t *spec.Tool, add func(spec.Pos, string, ...any)) 
 	switch {
 	case t.HTTP != nil && !s.hostAllowed(t.HTTP.Origin):
 		add(t.Pos, "tool %s: %s is not a host uploads may reach (uploads.hosts: %s)", t.Name, t.HTTP.Origin, orNone(u.Hosts))
+	case t.File != nil && !under(t.File.Root, u.Roots):
+		add(t.Pos, "tool %s: root %s is not in a directory uploads may use (uploads.roots: %s)", t.Name, t.File.Root, orNone(u.Roots))
 	case t.MCP != nil && t.MCP.URL != "" && !s.hostAllowed(t.MCP.URL):
 		add(t.Pos, "tool %s: MCP server %s is not a host uploads may reach (uploads.hosts: %s)", t.Name, t.MCP.URL, orNone(u.Hosts))
 	}
@@ -246,6 +260,17 @@ func (s *Server) toolProblems(t *spec.Tool, add func(spec.Pos, string, ...any)) 
 func (s *Server) hostAllowed(raw string) bool {
 	x, err := url.Parse(raw)
 	return err == nil && x.Host != "" && s.cfg.Uploads.allowsHost(x.Host)
+}
+
+// under reports whether path is one of dirs or lies in one.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		rel, err := filepath.Rel(d, path)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 func orNone(list []string) string {
