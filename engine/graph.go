@@ -29,6 +29,9 @@ type Graph struct {
 	// plain are the tools of its agents whose calls a worker's claim may
 	// start (store.Plain).
 	plain []store.Plain
+	// secrets name the environment variables whose values it hands to its
+	// models and tools (secretNames).
+	secrets []string
 }
 
 type agentNode struct {
@@ -121,6 +124,7 @@ func Compile(s *spec.Spec, models model.Registry, kits toolkits.Table) (*Graph, 
 		}
 		knodes[name] = &kitNode{spec: t, kit: kit}
 	}
+	g.secrets = secretNames(mnodes, knodes)
 	for name, a := range s.Agents {
 		n := &agentNode{spec: a, model: mnodes[a.Model]}
 		for _, tn := range a.Tools {
