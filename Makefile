@@ -52,7 +52,8 @@ scale:
 	$(GO) run ./cmd/agentctl/testdata/scaledoc -elapsed $$(( $$(date +%s) - start )) < bin/scale.txt > docs/scale.md
 
 # Each fuzz target for a few seconds (FUZZTIME): spec loading, ${{ }}
-# templates, resume data, notifications, stored text. Seeds live in the
+# templates, resume data, notifications, stored text, the cut of secrets
+# from streamed text. Seeds live in the
 # tests. New inputs are minimized for at most FUZZMIN. A minimization
 # still running when -fuzztime ends fails the target with "context
 # deadline exceeded" and no failing input (Go's fuzzer, not a finding):
@@ -72,6 +73,7 @@ fuzz:
 	@$(call fuzz1,./notify/,FuzzRender)
 	@$(call fuzz1,./notify/,FuzzDecidedBlocks)
 	@$(call fuzz1,./engine/store/sqlstore/,FuzzEscapeText)
+	@$(call fuzz1,./toolkits/redact/,FuzzStream)
 
 # Man pages, one per command, into man/ (man -l man/agentctl-approve.1).
 man:

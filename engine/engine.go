@@ -38,7 +38,8 @@ type Config struct {
 	// OnEvent, when set, receives each event of the runs this engine
 	// advances, once it is stored (agentctl --events), one call at a
 	// time. With it set, models stream: text-delta events arrive live
-	// while the model speaks, before the step that holds them is stored;
+	// while the model speaks, before the step that holds them is stored,
+	// with the spec's secrets cut (a tail that could begin one waits);
 	// the stored log keeps one text-delta per step with the whole text.
 	OnEvent func(store.Event)
 	// Busy, when set, is called as a model call or a tool call starts,
@@ -57,6 +58,9 @@ type Config struct {
 	// Replay names the cassette Models answer from (run --replay); runs
 	// started with one are advanced only with one.
 	Replay string
+	// Record names the cassette each model exchange is appended to (run
+	// --record): the answer as the run keeps it, its secrets cut.
+	Record string
 	// Stop, once closed, asks the engine to stop advancing runs
 	// gracefully (SIGTERM): the step in flight (a tool running, a model
 	// turn) goes on under its context, then its run is checkpointed and
@@ -124,6 +128,7 @@ type Engine struct {
 	groups    func(string) ([]string, error)
 	limits    Limits
 	replay    string
+	recorder  *model.Recorder // nil: nothing is recorded (run --record)
 
 	stop         <-chan struct{}
 	inflight     atomic.Int64 // steps under way
@@ -158,6 +163,10 @@ func New(st store.Store, cfg Config) *Engine {
 	if cfg.Limits.MaxResult <= 0 {
 		cfg.Limits.MaxResult = DefaultMaxResult
 	}
+	var rec *model.Recorder
+	if cfg.Record != "" {
+		rec = model.NewRecorder(cfg.Record)
+	}
 	host, _ := os.Hostname()
 	var tok [6]byte
 	rand.Read(tok[:])
@@ -174,6 +183,7 @@ func New(st store.Store, cfg Config) *Engine {
 		groups:       cfg.Groups,
 		limits:       cfg.Limits,
 		replay:       cfg.Replay,
+		recorder:     rec,
 		stop:         cfg.Stop,
 		observer:     cfg.Observer,
 		tracer:       cfg.Tracer,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/sqlite"
 	"github.com/agentctl/agentctl/spec"
@@ -46,11 +47,18 @@ func compile(t testing.TB, src string) *Graph { t.Helper(); return compileWith(t
 // ones).
 func compileWith(t testing.TB, src string, table toolkits.Table) *Graph {
 	t.Helper()
+	return compileAll(t, src, nil, table)
+}
+
+// compileAll compiles a spec with the given model providers and toolkits
+// (nil: the built-in ones).
+func compileAll(t testing.TB, src string, models model.Registry, table toolkits.Table) *Graph {
+	t.Helper()
 	s, err := spec.Load([]spec.Source{{Name: "spec.yaml", Data: []byte(src)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Compile(s, nil, table)
+	g, err := Compile(s, models, table)
 	if err != nil {
 		t.Fatal(err)
 	}

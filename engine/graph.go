@@ -31,6 +31,9 @@ type Graph struct {
 	// upload is the upload of a spec sent with a run (untrusted), nil
 	// for a configured one.
 	upload *Upload
+	// secrets name the environment variables whose values it hands to its
+	// models and tools (secretNames).
+	secrets []string
 }
 
 type agentNode struct {
@@ -128,6 +131,7 @@ func compileAs(s *spec.Spec, models model.Registry, kits toolkits.Table, up *Upl
 		}
 		knodes[name] = &kitNode{spec: t, kit: kit}
 	}
+	g.secrets = secretNames(mnodes, knodes)
 	for name, a := range s.Agents {
 		n := &agentNode{spec: a, model: mnodes[a.Model]}
 		for _, tn := range a.Tools {

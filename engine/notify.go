@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/notify"
-	"github.com/agentctl/agentctl/toolkits"
 )
 
 // Notify returns the targets notified of run r under its spec snapshot:
@@ -84,20 +84,7 @@ func (e *Engine) Secrets(ctx context.Context, r *store.Run) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secrets of run %s: %w", r.ID, err)
 	}
-	var names []string
-	for _, a := range g.agents {
-		for _, k := range a.kits {
-			if s, ok := k.kit.(interface{ Secrets() []string }); ok {
-				names = append(names, s.Secrets()...)
-			}
-		}
-	}
-	for _, m := range g.models {
-		if m.spec.APIKey != nil {
-			names = append(names, m.spec.APIKey.EnvNames()...)
-		}
-	}
-	return toolkits.EnvNames(names), nil
+	return slices.Clone(g.secrets), nil
 }
 
 // Notifies reports whether a spec this engine has compiled declares a

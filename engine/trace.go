@@ -199,8 +199,8 @@ func (e *Engine) startChat(ctx context.Context, s *spec.Model) (context.Context,
 	return e.tracer.Start(ctx, "chat "+name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
-// endChat ends a model call's span; its text only with TraceContent,
-// with the model's keys cut out.
+// endChat ends a model call's span; its text only with TraceContent, as
+// the run keeps it: resp comes with the secrets cut (cutModel).
 func (e *Engine) endChat(span trace.Span, s *spec.Model, resp *model.Response, err error) {
 	if err != nil {
 		span.SetStatus(codes.Error, "the model call failed")
@@ -213,8 +213,7 @@ func (e *Engine) endChat(span trace.Span, s *spec.Model, resp *model.Response, e
 		}
 		span.SetAttributes(attrRespModel.String(name), attrInputTokens.Int(resp.Usage.InputTokens), attrOutputTokens.Int(resp.Usage.OutputTokens))
 		if e.traceContent && resp.Text != "" {
-			keys := model.KeyVars(s)
-			span.SetAttributes(attrOutputText.String(redact(resp.Text, keys, toolkits.EnvOf(keys))))
+			span.SetAttributes(attrOutputText.String(resp.Text))
 		}
 	}
 	span.End()

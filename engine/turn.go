@@ -11,7 +11,6 @@ import (
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/spec"
-	"github.com/agentctl/agentctl/toolkits"
 )
 
 // answer is a model's turn as it will be committed: the assistant
@@ -82,14 +81,15 @@ func (rn *runner) stall(ctx context.Context, cause error) error {
 }
 
 // generate is every model call of a run: the run's model (run --model
-// overriding the agent's), with its temperature and maxTokens, and its
-// usage counted in the run.
+// overriding the agent's), with its temperature and maxTokens, its
+// answer and errors with the secrets cut (askable), and its usage
+// counted in the run.
 func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	node := rn.a.model
 	if n, ok := rn.g.models[rn.st.Model]; ok {
 		node = n
 	}
-	m, err := node.build()
+	m, err := rn.askable(node)
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +103,7 @@ func (rn *runner) generate(ctx context.Context, req *model.Request) (*model.Resp
 	rn.e.endChat(span, node.spec, resp, err)
 	rn.e.observeModel(ctx, node.spec, rn.latency, resp, err)
 	if err != nil {
-		// A provider may echo the key it was given (401: "Incorrect API
-		// key provided: ..."): what is stored and shown never holds it.
-		keys := model.KeyVars(node.spec)
-		msg := fmt.Sprintf("model %s: %s", node.spec.Name, redact(err.Error(), keys, toolkits.EnvOf(keys)))
+		msg := fmt.Sprintf("model %s: %v", node.spec.Name, err) // cut (askable)
 		if model.Final(err) {
 			return nil, &finalError{msg: msg}
 		}

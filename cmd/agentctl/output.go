@@ -209,7 +209,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 	cfg.Busy = a.spinner(cfg.OnEvent != nil)
 	switch {
 	case f.record != "":
-		cfg.Models = cfg.Models.Recording(f.record)
+		cfg.Record = f.record
 	case f.replay != "":
 		if _, err := os.Stat(f.replay); err != nil {
 			return nil, usageErr(fmt.Errorf("--replay: %w", err))

@@ -141,7 +141,7 @@ func (p prebuilt) Run() int {
 //	                        with a string "type" and "runId"
 //	mcpserver NAME          serve the demo MCP server over streamable HTTP on
 //	                        loopback until the script ends; $NAME is its URL
-//	openaiserver [-parallel] [-fail STATUS,...] NAME
+//	openaiserver [-parallel] [-echo] [-fail STATUS,...] NAME
 //	                        serve a fake OpenAI chat completions API on
 //	                        loopback, plain or streamed as the request asks
 //	                        ($NAME is its base URL, each request body is
@@ -150,7 +150,10 @@ func (p prebuilt) Run() int {
 //	                        -parallel {"service":"redis"} too), then answers
 //	                        "done: " and the results joined by "; "; -fail
 //	                        answers the first requests with these statuses
-//	                        (429 with Retry-After: 0)
+//	                        (429 with Retry-After: 0); -echo has the model
+//	                        echo its API key in every encoding, in its
+//	                        text (each word streamed in two halves), its
+//	                        call's id and arguments and its reasoning
 //	anthropicserver ...     the same on Anthropic's messages API
 //	pgserver [-own] NAME    set $NAME to the URL of a new, empty PostgreSQL
 //	                        database on a throwaway server (started once for
@@ -345,12 +348,13 @@ func modelserver(start func(modeltest.Options) *modeltest.Server) func(ts *tests
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		fs := flag.NewFlagSet("modelserver", flag.ContinueOnError)
 		parallel := fs.Bool("parallel", false, "")
+		echo := fs.Bool("echo", false, "")
 		fail := fs.String("fail", "", "")
 		if neg || fs.Parse(args) != nil || fs.NArg() != 1 {
-			ts.Fatalf("usage: openaiserver|anthropicserver [-parallel] [-fail STATUS,...] NAME")
+			ts.Fatalf("usage: openaiserver|anthropicserver [-parallel] [-echo] [-fail STATUS,...] NAME")
 		}
 		name := fs.Arg(0)
-		o := modeltest.Options{Parallel: *parallel, Log: ts.MkAbs(name + ".log")}
+		o := modeltest.Options{Parallel: *parallel, Echo: *echo, Log: ts.MkAbs(name + ".log")}
 		for _, f := range strings.FieldsFunc(*fail, func(r rune) bool { return r == ',' }) {
 			n, err := strconv.Atoi(f)
 			ts.Check(err)

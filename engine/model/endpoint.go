@@ -51,11 +51,15 @@ func baseURL(m *spec.Model) string {
 }
 
 // KeyVars names the environment variables a model's API key comes from:
-// those its apiKey reads, else its provider's usual ones. Their values
-// are secrets: cut from anything stored or shown.
+// those its apiKey reads, else its provider's usual ones; none for a
+// scripted or replayed model, which takes no key. Their values are
+// secrets: cut from anything stored or shown.
 func KeyVars(m *spec.Model) []string {
-	if m.APIKey != nil {
+	switch {
+	case m.APIKey != nil:
 		return m.APIKey.EnvNames()
+	case m.Provider == spec.ProviderScripted || m.Provider == spec.ProviderReplay:
+		return nil
 	}
 	return endpointOf(m.Provider).keyEnv
 }

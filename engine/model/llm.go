@@ -13,24 +13,7 @@ type llm struct{ m llms.Model }
 
 // Generate implements Model.
 func (l llm) Generate(ctx context.Context, req *Request) (*Response, error) {
-	var opts []llms.CallOption
-	if len(req.Tools) > 0 {
-		tools := make([]llms.Tool, len(req.Tools))
-		for i, t := range req.Tools {
-			tools[i] = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
-				Name: t.Name, Description: t.Description, Parameters: t.Parameters}}
-		}
-		opts = append(opts, llms.WithTools(tools))
-	}
-	if req.Force != "" {
-		opts = append(opts, llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: req.Force}}))
-	}
-	if req.Temperature != nil {
-		opts = append(opts, llms.WithTemperature(*req.Temperature))
-	}
-	if req.MaxTokens > 0 {
-		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))
-	}
+	opts := callOptions(req)
 	if req.OnText != nil {
 		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 			if len(chunk) > 0 {
@@ -57,6 +40,31 @@ func (l llm) Generate(ctx context.Context, req *Request) (*Response, error) {
 		}
 	}
 	return out, nil
+}
+
+// callOptions renders what req asks besides its messages and streaming
+// as langchaingo's options: the tools offered, the one forced, the
+// temperature and the token limit.
+func callOptions(req *Request) []llms.CallOption {
+	var opts []llms.CallOption
+	if len(req.Tools) > 0 {
+		tools := make([]llms.Tool, len(req.Tools))
+		for i, t := range req.Tools {
+			tools[i] = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+				Name: t.Name, Description: t.Description, Parameters: t.Parameters}}
+		}
+		opts = append(opts, llms.WithTools(tools))
+	}
+	if req.Force != "" {
+		opts = append(opts, llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: req.Force}}))
+	}
+	if req.Temperature != nil {
+		opts = append(opts, llms.WithTemperature(*req.Temperature))
+	}
+	if req.MaxTokens > 0 {
+		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))
+	}
+	return opts
 }
 
 // messages renders a conversation as langchaingo's messages: each tool

@@ -41,22 +41,6 @@ func Default() Registry {
 	}
 }
 
-// Recording returns a registry whose models record every exchange to the
-// cassette at path.
-func (r Registry) Recording(path string) Registry {
-	out := Registry{}
-	for name, p := range r {
-		out[name] = func(ctx context.Context, m *spec.Model) (llms.Model, error) {
-			llm, err := p(ctx, m)
-			if err != nil {
-				return nil, err
-			}
-			return cassette.Record(llm, m.Name, path), nil
-		}
-	}
-	return out
-}
-
 // Replaying returns a registry whose models, whatever their provider,
 // answer from the cassette at path, without a network or credentials.
 func (r Registry) Replaying(path string) Registry {

@@ -102,3 +102,30 @@ func TestIsToolDelta(t *testing.T) {
 		}
 	}
 }
+
+// KeyVars names what a model's key is read from, declared or its
+// provider's usual variables; a scripted or replayed model takes none,
+// so nothing of its text is cut for a key it does not use.
+func TestKeyVars(t *testing.T) {
+	key, err := tmpl.Parse("${{ env.OPS_KEY }}", tmpl.Vars{"env": map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := spec.Model{Provider: spec.ProviderOpenAI, APIKey: key}
+	for _, tc := range []struct {
+		m    spec.Model
+		want string
+	}{
+		{declared, "OPS_KEY"},
+		{spec.Model{Provider: spec.ProviderOpenAI}, "OPENAI_API_KEY"},
+		{spec.Model{Provider: spec.ProviderGoogleAI}, "GEMINI_API_KEY GOOGLE_API_KEY"},
+		{spec.Model{Provider: spec.ProviderAnthropic}, "ANTHROPIC_API_KEY"},
+		{spec.Model{Provider: spec.ProviderOllama}, ""},
+		{spec.Model{Provider: spec.ProviderScripted}, ""},
+		{spec.Model{Provider: spec.ProviderReplay}, ""},
+	} {
+		if got := strings.Join(KeyVars(&tc.m), " "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.m.Provider, got, tc.want)
+		}
+	}
+}

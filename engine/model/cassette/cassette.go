@@ -1,7 +1,8 @@
 // Package cassette records a model's requests and responses to a file and
 // replays them without a network: agent runs against real models become
 // repeatable tests. A cassette is JSON lines, one exchange a line, and
-// holds only what the model saw and said, never credentials.
+// holds only what the model saw and said, never credentials: the engine
+// records each answer once it has cut the run's secrets out of it.
 package cassette
 
 import (
@@ -97,56 +98,43 @@ func canonical(msgs []llms.MessageContent, opts []llms.CallOption) (json.RawMess
 	return json.Marshal(r)
 }
 
-// Recorder wraps a model and appends each exchange to a cassette file.
-type Recorder struct {
-	inner llms.Model
-	model string
-	path  string
-	mu    *sync.Mutex
+// Writer appends exchanges to a cassette file, one line each. It is safe
+// for concurrent use: each exchange is written whole.
+type Writer struct {
+	path string
+	mu   sync.Mutex
 }
 
-// Record wraps inner, the model named model, to record into path.
-func Record(inner llms.Model, model, path string) *Recorder {
-	return &Recorder{inner: inner, model: model, path: path, mu: &sync.Mutex{}}
-}
+// NewWriter returns a Writer that appends to the cassette at path,
+// created on the first exchange.
+func NewWriter(path string) *Writer { return &Writer{path: path} }
 
-// GenerateContent implements llms.Model.
-func (r *Recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	resp, err := r.inner.GenerateContent(ctx, msgs, opts...)
-	if err != nil || resp == nil || len(resp.Choices) == 0 {
-		return resp, err
-	}
+// Write appends the exchange in which the model named model, asked msgs
+// with opts, answered resp. The request is written as Player compares
+// it; resp as the caller gives it (the engine's, with secrets cut).
+func (w *Writer) Write(model string, msgs []llms.MessageContent, opts []llms.CallOption, resp Response) error {
 	req, err := canonical(msgs, opts)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("record: %w", err)
 	}
-	c := resp.Choices[0]
-	x := Exchange{Model: r.model, Format: Format, Request: req, Response: Response{Content: c.Content}}
-	for _, tc := range c.ToolCalls {
-		if tc.FunctionCall != nil {
-			x.Response.ToolCalls = append(x.Response.ToolCalls, ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name, Arguments: tc.FunctionCall.Arguments})
-		}
-	}
-	line, err := json.Marshal(x)
+	line, err := json.Marshal(Exchange{Model: model, Format: Format, Request: req, Response: resp})
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("record: %w", err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f, err := os.OpenFile(r.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := os.OpenFile(w.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
-	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		return nil, fmt.Errorf("record: %w", err)
+	_, err = f.Write(append(line, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return resp, nil
-}
-
-// Call implements llms.Model.
-func (r *Recorder) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, r, prompt, opts...)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	return nil
 }
 
 // ErrMismatch reports a request that no recorded exchange matches.

@@ -7,7 +7,7 @@ import (
 	"net/http"
 )
 
-func anthropicReply(w http.ResponseWriter, body []byte, o Options) error {
+func anthropicReply(w http.ResponseWriter, body []byte, _ string, o Options) error {
 	type block struct {
 		Type    string `json:"type"`
 		Text    string `json:"text"`
@@ -64,7 +64,7 @@ func anthropicReply(w http.ResponseWriter, body []byte, o Options) error {
 	i := 0
 	if text != "" {
 		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, t := range chunks(text) {
+		for _, t := range chunks(text, o) {
 			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": t}})
 		}
 		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i})

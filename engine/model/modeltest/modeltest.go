@@ -12,11 +12,14 @@ package modeltest
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -33,6 +36,14 @@ type Options struct {
 	// Log, when set, is a file each request body is appended to, one
 	// compact JSON line each.
 	Log string
+	// Echo makes the model echo the API key it was sent (OpenAI only),
+	// as a model that was shown its key might: its text holds the key
+	// as it is, in base64 (standard, URL-safe, unpadded), in hex (lower
+	// and upper case) and URL-escaped; its tool call has the key in its
+	// id and its arguments' service; its reasoning_content is the key.
+	// Streamed, each word of the text comes in two halves, so every form
+	// of the key straddles two chunks.
+	Echo bool
 }
 
 // Request is a request the server got.
@@ -60,7 +71,7 @@ func OpenAI(o Options) *Server { return start(o, openAIReply) }
 // Anthropic starts a fake Anthropic messages API.
 func Anthropic(o Options) *Server { return start(o, anthropicReply) }
 
-func start(o Options, reply func(w http.ResponseWriter, body []byte, o Options) error) *Server {
+func start(o Options, reply func(w http.ResponseWriter, body []byte, key string, o Options) error) *Server {
 	s := &Server{opts: o, fails: append([]int(nil), o.Fail...)}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -81,6 +92,10 @@ func start(o Options, reply func(w http.ResponseWriter, body []byte, o Options) 
 			}
 		}
 		s.mu.Unlock()
+		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if key == "" {
+			key = r.Header.Get("X-Api-Key")
+		}
 		if fail != 0 {
 			if fail == http.StatusTooManyRequests {
 				w.Header().Set("Retry-After", "0")
@@ -91,17 +106,13 @@ func start(o Options, reply func(w http.ResponseWriter, body []byte, o Options) 
 			if fail == http.StatusUnauthorized {
 				// As OpenAI does: the key echoed back, which agentctl must
 				// never store or show.
-				key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-				if key == "" {
-					key = r.Header.Get("X-Api-Key")
-				}
 				msg = "Incorrect API key provided: " + key
 			}
 			m, _ := json.Marshal(msg)
 			fmt.Fprintf(w, `{"type":"error","error":{"type":"fake_error","message":%s}}`, m)
 			return
 		}
-		if err := reply(w, body, o); err != nil {
+		if err := reply(w, body, key, o); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 		}
 	}))
@@ -135,15 +146,29 @@ func decide(tool string, results []string, user string, o Options, ids [2]string
 	return "", []call{{ids[0], tool, `{"service":"nginx"}`}}
 }
 
-// chunks splits text as a streaming server would, a word at a time.
-func chunks(s string) []string {
+// chunks splits text as a streaming server would, a word at a time;
+// with Options.Echo, each word in two halves.
+func chunks(s string, o Options) []string {
 	var out []string
 	for _, w := range strings.SplitAfter(s, " ") {
-		if w != "" {
+		switch {
+		case w == "":
+		case o.Echo && len(w) > 1:
+			h := halves(w)
+			out = append(out, h[0], h[1])
+		default:
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// echo is the text in which a model echoes key (Options.Echo).
+func echo(key string) string {
+	b := []byte(key)
+	return fmt.Sprintf("plain=%s std=%s url=%s raw=%s hex=%s HEX=%s pct=%s", key,
+		base64.StdEncoding.EncodeToString(b), base64.URLEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
+		hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b)), url.QueryEscape(key))
 }
 
 // halves splits a tool call's arguments in two deltas.

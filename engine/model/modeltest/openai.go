@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
-func openAIReply(w http.ResponseWriter, body []byte, o Options) error {
+func openAIReply(w http.ResponseWriter, body []byte, key string, o Options) error {
 	var req struct {
 		Stream   bool `json:"stream"`
 		Messages []struct {
@@ -33,6 +34,14 @@ func openAIReply(w http.ResponseWriter, body []byte, o Options) error {
 		tool = req.Tools[0].Function.Name
 	}
 	text, calls := decide(tool, results, fmt.Sprint(req.Messages[len(req.Messages)-1].Content), o, [2]string{"call_abc", "call_def"})
+	reasoning := ""
+	if o.Echo {
+		text, reasoning = strings.TrimSpace(text+" "+echo(key)), key
+		for i := range calls {
+			calls[i].id += "_" + key
+			calls[i].args = strings.Replace(calls[i].args, `"}`, " "+strings.Trim(mustJSON(key), `"`)+`"}`, 1)
+		}
+	}
 	finish := "stop"
 	if len(calls) > 0 {
 		finish = "tool_calls"
@@ -40,6 +49,9 @@ func openAIReply(w http.ResponseWriter, body []byte, o Options) error {
 	usage := map[string]any{"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 	if !req.Stream {
 		msg := map[string]any{"role": "assistant", "content": nil}
+		if reasoning != "" {
+			msg["reasoning_content"] = reasoning
+		}
 		if text != "" {
 			msg["content"] = text
 		}
@@ -62,7 +74,10 @@ func openAIReply(w http.ResponseWriter, body []byte, o Options) error {
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-	for _, t := range chunks(text) {
+	if reasoning != "" {
+		chunk(map[string]any{"reasoning_content": reasoning}, nil)
+	}
+	for _, t := range chunks(text, o) {
 		chunk(map[string]any{"content": t}, nil)
 	}
 	for i, c := range calls {
@@ -78,4 +93,10 @@ func openAIReply(w http.ResponseWriter, body []byte, o Options) error {
 		"choices": []any{}, "usage": usage})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	return nil
+}
+
+// mustJSON is v as JSON.
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
