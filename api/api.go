@@ -144,7 +144,9 @@ type Approval struct {
 	GateError       string          `json:"gateError,omitempty"`
 	Payload         json.RawMessage `json:"payload,omitempty"`
 	ResumeSchema    json.RawMessage `json:"resumeSchema,omitempty"`
-	Approvers       []string        `json:"approvers"` // who may decide: users and group:NAME; empty: the server's approvers role
+	Approvers       []string        `json:"approvers"`               // who may decide: users and group:NAME; empty: the server's approvers role
+	AlsoApprovers   [][]string      `json:"alsoApprovers,omitempty"` // further lists (a supervisor's gate): whoever decides is named in Approvers and in each
+	NotBy           string          `json:"notBy,omitempty"`         // the run's starter under separateDuties: may decline, not approve, resume or retry
 	ApprovalsNeeded int             `json:"approvalsNeeded"`
 	ApprovalsGiven  int             `json:"approvalsGiven"`
 	Deadline        *time.Time      `json:"deadline,omitempty"`

@@ -328,7 +328,7 @@ func TestEnums(t *testing.T) {
 		"/components/parameters/kind/schema":                strs(store.KindApproval, store.KindSuspend, store.KindInterrupted),
 		"/components/schemas/Decision/properties/action":    strs(store.Approve, store.Decline, store.Resume, store.Expire, store.Grant, store.Retry, store.Resolve, store.Refused),
 		"/components/schemas/Gate/properties/verdict":       strs(store.GateRequired, store.GateGranted, store.GateFree, store.GateDelegation),
-		"/components/schemas/Reason/properties/kind":        strs(store.ReasonTool, store.ReasonCondition, store.ReasonServer, store.ReasonFailed, store.ReasonAgent, store.ReasonRun, store.ReasonFalse, store.ReasonReadOnly, store.ReasonSubAgent, store.ReasonText),
+		"/components/schemas/Reason/properties/kind":        strs(store.ReasonTool, store.ReasonCondition, store.ReasonServer, store.ReasonFailed, store.ReasonAgent, store.ReasonRun, store.ReasonFalse, store.ReasonReadOnly, store.ReasonSubAgent, store.ReasonText, store.ReasonUpload),
 		"/components/schemas/Error/properties/code":         {api.CodeInvalid, api.CodeUnauthenticated, api.CodeForbidden, api.CodeNotFound, api.CodeConflict, api.CodeTooLarge, api.CodeRateLimited, api.CodeUnavailable, api.CodeOutcomeUnknown, api.CodeKeyReused},
 		"/components/schemas/Event/properties/type":         strs(engine.EventTextDelta, engine.EventToolCall, engine.EventToolCallApproval, engine.EventToolCallSuspended, engine.EventToolResult, engine.EventStepFinish, engine.EventFinish, engine.EventError, engine.EventStalled, engine.EventDecision),
 		"/components/schemas/Whoami/properties/via":         {server.ViaSocket, server.ViaToken, server.ViaProxy},

@@ -98,7 +98,7 @@ func TestAuthority(t *testing.T) {
 	}
 	r, _ := db.Run(ctx, v.RunID)
 	for _, c := range calls {
-		a, err := e.Approvers(ctx, r, c)
+		a, err := e.Deciders(ctx, r, c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 // becomes the call's result; while it waits for a human, so does the call
 // (kind delegation), and the whole tree is suspended.
 func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) error {
-	e, g, a, r, st := rn.e, rn.g, rn.a, rn.r, rn.st
+	e, g, r, st := rn.e, rn.g, rn.r, rn.st
 	if depth := len(r.Path); st.MaxDepth > 0 && depth > st.MaxDepth {
 		return rn.settle(ctx, c, store.CallFailed,
 			fmt.Sprintf("error: delegation refused: the tree is already %d levels deep (maxDepth %d)", depth, st.MaxDepth))
@@ -27,8 +27,10 @@ func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) e
 		return rn.settle(ctx, c, store.CallFailed, "error: invalid arguments: "+err.Error())
 	}
 	// Policy flows down: a sub-agent never runs pre-approved because it
-	// was delegated to.
-	cst := &state{RequireApproval: st.RequireApproval || a.spec.RequireToolApproval, MaxDepth: st.MaxDepth, Replay: st.Replay}
+	// was delegated to. The run's --require-approval is in its state; a
+	// supervisor's requireToolApproval is read from the spec, with the
+	// supervisor's policy, at each gate (gating).
+	cst := &state{RequireApproval: st.RequireApproval, MaxDepth: st.MaxDepth, Replay: st.Replay}
 	if sub.spec.Instructions != "" {
 		cst.Messages = append(cst.Messages, message{Role: "system", Text: sub.spec.Instructions})
 	}

@@ -65,9 +65,10 @@ func (rn *runner) gate(ctx context.Context, tc toolCallPart, seq int) (*store.Ca
 }
 
 // approval decides whether a valid call waits for a human: the tool's
-// own condition, the agent's requireToolApproval, the run's
-// --require-approval, unless a human approved the tool for the rest of
-// the run.
+// own condition, the agent's requireToolApproval, that of each
+// supervisor above the run (whose policy comes with it: policiesOf),
+// the run's --require-approval, unless a human approved the tool for
+// the rest of the run.
 func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args map[string]any) error {
 	v := t.tool.Approval(args, runVars(rn.r))
 	own := store.Reason{Kind: store.ReasonKind(v.Reason), Detail: v.Detail}
@@ -80,6 +81,9 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 	}
 	if rn.a.spec.RequireToolApproval {
 		why = append(why, store.Reason{Kind: store.ReasonAgent})
+	}
+	for _, s := range rn.g.gating(rn.r) {
+		why = append(why, store.Reason{Kind: store.ReasonAgent, Detail: s.spec.Name})
 	}
 	if rn.st.RequireApproval {
 		why = append(why, store.Reason{Kind: store.ReasonRun})

@@ -16,6 +16,9 @@ import (
 type policy struct {
 	approvers spec.Approvers // empty: anyone
 	separate  bool           // the run's starter may not approve
+	// from names the supervisor whose requireToolApproval brings the
+	// policy; "": the call's own.
+	from string
 }
 
 // policyOf returns the policy for a call of an agent: the tool's
@@ -29,6 +32,43 @@ func policyOf(a *agentNode, tool string) policy {
 		p.separate = p.separate || t.SeparateDuties
 	}
 	return p
+}
+
+// gating returns, nearest first, the supervisors above run r whose
+// requireToolApproval holds every call of their subtree, r's included.
+func (g *Graph) gating(r *store.Run) []*agentNode {
+	var out []*agentNode
+	for i := len(r.Path) - 2; i >= 0; i-- {
+		if s, ok := g.agents[r.Path[i]]; ok && s.spec.RequireToolApproval {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// policiesOf returns the policies that a decision on a call of tool in
+// run r must all satisfy: the call's own (policyOf), then, nearest
+// first, that of each supervisor whose gate holds it (gating). The gate
+// and the policy that requires it come together. Nil when r's agent is
+// not in g.
+func (g *Graph) policiesOf(r *store.Run, tool string) []policy {
+	a, ok := g.agents[r.Agent]
+	if !ok {
+		return nil
+	}
+	ps := []policy{policyOf(a, tool)}
+	for _, s := range g.gating(r) {
+		ps = append(ps, policy{approvers: s.spec.Approvers, separate: s.spec.SeparateDuties, from: s.spec.Name})
+	}
+	return ps
+}
+
+// whose names the approvers of p in a refusal.
+func (p policy) whose() string {
+	if p.from == "" {
+		return "approvers"
+	}
+	return "approvers of supervisor " + p.from + ", whose requireToolApproval holds the call"
 }
 
 // groupsOf returns the names of the OS groups user belongs to, read at
@@ -82,24 +122,99 @@ func (a *Authority) via() string {
 	return a.Via
 }
 
-// Approvers returns who may decide call c of run r under the run's spec
-// snapshot: the tool's approvers, else its agent's; empty when the spec
-// names none (anyone on the CLI; a server's approvers role).
-func (e *Engine) Approvers(ctx context.Context, r *store.Run, c *store.Call) (spec.Approvers, error) {
+// Deciders says who may decide a waiting call under its run's spec
+// snapshot (Engine.Deciders).
+type Deciders struct {
+	// Approvers each name who may decide: the call's own policy's (the
+	// tool's, else its agent's), then each gating supervisor's, those
+	// that name any. Whoever decides is named in every one. None: anyone
+	// on the CLI; through a server, its approvers role.
+	Approvers []spec.Approvers
+	// NotBy is the run's starter when separateDuties applies: it may
+	// decline the call, not approve, resume or retry it.
+	NotBy string
+}
+
+// Lists returns each of d.Approvers as users and group:NAME.
+func (d Deciders) Lists() [][]string {
+	out := make([][]string, len(d.Approvers))
+	for i, a := range d.Approvers {
+		out[i] = append(slices.Clone(a.Users), prefixed("group:", a.Groups)...)
+	}
+	return out
+}
+
+// Names reports whether every list of d names the user, by name or by
+// one of groups (no list: false, as nobody is named).
+func (d Deciders) Names(user string, groups []string) bool {
+	for _, a := range d.Approvers {
+		if !slices.Contains(a.Users, user) && !slices.ContainsFunc(groups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
+			return false
+		}
+	}
+	return len(d.Approvers) > 0
+}
+
+// String says who may decide in words: "alice, group:sre", or "one of
+// group:dba who is also one of alice, dave"; "" when no list names
+// anyone.
+func (d Deciders) String() string { return PhraseApprovers(d.Lists()) }
+
+// PhraseApprovers says in words who is named in every one of lists
+// (users and group:NAME): "alice, group:sre", or "one of group:dba who
+// is also one of alice, dave".
+func PhraseApprovers(lists [][]string) string {
+	if len(lists) == 1 {
+		return strings.Join(lists[0], ", ")
+	}
+	var s string
+	for i, l := range lists {
+		if i > 0 {
+			s += " who is also "
+		}
+		s += "one of " + strings.Join(l, ", ")
+	}
+	return s
+}
+
+// prefixed returns names, each with p before it.
+func prefixed(p string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = p + n
+	}
+	return out
+}
+
+// Deciders returns who may decide call c of run r under the run's spec
+// snapshot: every policy that holds the call (the call's own and each
+// gating supervisor's) must allow the one who decides.
+func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Deciders, error) {
 	g, err := e.graph(ctx, r.SpecHash)
 	if err != nil {
-		return spec.Approvers{}, fmt.Errorf("approvers of call %s of run %s: %w", c.ID, r.ID, err)
+		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
-	a, ok := g.agents[r.Agent]
-	if !ok {
-		return spec.Approvers{}, nil
+	return decidersOf(g.policiesOf(r, c.Tool), r.StartedBy), nil
+}
+
+// decidersOf says who may decide under policies ps in a run started by
+// starter.
+func decidersOf(ps []policy, starter string) Deciders {
+	var d Deciders
+	for _, p := range ps {
+		if !p.approvers.Empty() {
+			d.Approvers = append(d.Approvers, p.approvers)
+		}
+		if p.separate {
+			d.NotBy = starter
+		}
 	}
-	return policyOf(a, c.Tool).approvers, nil
+	return d
 }
 
 // allows reports whether the approvers include the one d decides for,
 // and why not.
-func (e *Engine) allows(a spec.Approvers, d Decision) (bool, string) {
+func (e *Engine) allows(a spec.Approvers, d Decision, whose string) (bool, string) {
 	by := d.By
 	if a.Empty() || slices.Contains(a.Users, by) {
 		return true, ""
@@ -114,7 +229,7 @@ func (e *Engine) allows(a spec.Approvers, d Decision) (bool, string) {
 			}
 		}
 	}
-	return false, fmt.Sprintf("%s is not an approver (approvers: %s)", by, a)
+	return false, fmt.Sprintf("%s is not an approver (%s: %s)", by, whose, a)
 }
 
 // groupsFor returns the groups of the one d decides for: a server's
@@ -134,24 +249,25 @@ func (e *Engine) groupsFor(d Decision) ([]string, error) {
 
 // check applies the approver policy to a decision on call c of run r
 // (root started by starter): it returns why it is forbidden, or "".
+// Every policy that holds the call (policiesOf) must allow it; a
+// decline needs one of them (refusal).
 func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d Decision) string {
 	if why := e.onBehalf(g, d.By, d.OSUser, d.Auth); why != "" {
 		return why
 	}
-	a, ok := g.agents[r.Agent]
-	if !ok || d.Action == store.Expire {
+	ps := g.policiesOf(r, c.Tool)
+	if ps == nil || d.Action == store.Expire {
 		return ""
 	}
-	p := policyOf(a, c.Tool)
-	if p.approvers.Empty() && d.Auth != nil {
+	if !slices.ContainsFunc(ps, func(p policy) bool { return !p.approvers.Empty() }) && d.Auth != nil {
 		// On a server, a spec that names no approvers leaves the call to
 		// the server's approvers role.
 		if d.Auth.Approvers.Empty() {
 			return fmt.Sprintf("nobody may decide calls of %s: the spec names no approvers for it, and the server's approvers role is empty", c.Tool)
 		}
-		p.approvers = d.Auth.Approvers
+		ps[0].approvers = d.Auth.Approvers
 	}
-	if ok, why := e.allows(p.approvers, d); !ok {
+	if why := e.refusal(ps, d); why != "" {
 		return why
 	}
 	if why := shortcut(c, d); why != "" {
@@ -161,11 +277,37 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 		// An uploaded spec's author never decides its calls (docs/server.md, "Uploaded specs").
 		return fmt.Sprintf("%s uploaded the spec of run %s and may not approve its calls, in person or --as another", up.By, r.RootID)
 	}
-	if (p.separate || g.upload != nil) && starter != "" && (d.By == starter || d.OSUser == starter) && d.Action != store.Decline {
-		// The starter's own account may not approve for someone else either.
-		return fmt.Sprintf("%s started run %s and may not approve its calls, in person or --as another (separateDuties)", starter, r.RootID)
+	if starter == "" || d.By != starter && d.OSUser != starter || d.Action == store.Decline {
+		return ""
+	}
+	for _, p := range ps {
+		if p.separate {
+			// The starter's own account may not approve for someone else either.
+			of := ""
+			if p.from != "" {
+				of = " of supervisor " + p.from
+			}
+			return fmt.Sprintf("%s started run %s and may not approve its calls, in person or --as another (separateDuties%s)", starter, r.RootID, of)
+		}
 	}
 	return ""
+}
+
+// refusal says why policies ps do not let d decide, or "". Every one
+// must allow it; a decline, any one that names approvers: declining runs
+// nothing, as one decline ends a four-eyes call.
+func (e *Engine) refusal(ps []policy, d Decision) string {
+	first := ""
+	for _, p := range ps {
+		ok, why := e.allows(p.approvers, d, p.whose())
+		switch {
+		case ok && d.Action == store.Decline && !p.approvers.Empty():
+			return ""
+		case !ok && first == "":
+			first = why
+		}
+	}
+	return first
 }
 
 // onBehalf says why osUser may not act for by ("" when by is osUser,

@@ -46,6 +46,23 @@ func gateNote(a *agentNode, k *kitNode) string {
 	return note
 }
 
+// subtreeNote describes the gate a supervisor's requireToolApproval puts
+// on every call of its sub-agents' runs, with the policy that comes with
+// it, or "".
+func subtreeNote(a *agentNode) string {
+	if !a.spec.RequireToolApproval || len(a.spec.Agents) == 0 {
+		return ""
+	}
+	note := "approval: every call of its sub-agents too (requireToolApproval)"
+	if !a.spec.Approvers.Empty() {
+		note += "; approvers: " + a.spec.Approvers.String()
+	}
+	if a.spec.SeparateDuties {
+		note += "; not by whoever started the run"
+	}
+	return note
+}
+
 // envNote lists the environment variables a declaration reads, or "":
 // the only ones its expressions can see.
 func envNote(names []string) string {
@@ -116,6 +133,9 @@ func (g *Graph) Render(agent, format string) (string, error) {
 			}
 			for _, sub := range a.spec.Agents {
 				fmt.Fprintf(&b, "  delegates to %s\n", sub)
+			}
+			if n := subtreeNote(a); n != "" {
+				fmt.Fprintf(&b, "  %s\n", n)
 			}
 			for _, k := range a.kits {
 				fmt.Fprintf(&b, "  tool %s  (%s)\n", k.spec.Name, k.kit.Describe().Action)
@@ -200,6 +220,9 @@ func diagram(agents []*agentNode) ([]node, []edge) {
 		id := "agent_" + a.spec.Name
 		label := []string{"agent " + a.spec.Name, "model " + a.model.spec.Name}
 		if n := modelEnv(a.model.spec); n != "" {
+			label = append(label, n)
+		}
+		if n := subtreeNote(a); n != "" {
 			label = append(label, n)
 		}
 		nodes = append(nodes, node{id, "agent", label})

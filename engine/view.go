@@ -61,6 +61,23 @@ type PendingView struct {
 	Approvals int `json:"approvals,omitempty"`
 	// Action is what the call will do, for a call of an uploaded spec.
 	Action *ActionView `json:"action,omitempty"`
+	// Approvers name who may decide (users, group:NAME); AlsoApprovers
+	// are further lists when a supervisor's gate holds the call as well
+	// as its own: whoever decides is named in each. None: anyone (through
+	// a server, its approvers role). NotBy is the run's starter under
+	// separateDuties. Detail (show) sets them.
+	Approvers     []string   `json:"approvers,omitempty"`
+	AlsoApprovers [][]string `json:"alsoApprovers,omitempty"`
+	NotBy         string     `json:"notBy,omitempty"`
+}
+
+// MayDecide says who may decide p in words, as Deciders.String does; ""
+// when no list names anyone.
+func (p PendingView) MayDecide() string {
+	if len(p.Approvers) == 0 {
+		return ""
+	}
+	return PhraseApprovers(append([][]string{p.Approvers}, p.AlsoApprovers...))
 }
 
 // RunDetail is a run with its whole call ledger and audit trail
@@ -255,7 +272,8 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	}
 	calls := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return c.RunID != id })
 	ds := subtreeDecisions(t, all, id)
-	d := &RunDetail{RunView: *e.uploaded(ctx, e.overdue(t.view(r)), t), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
+d := &RunDetail{RunView: *e.uploaded(ctx, e.overdue(t.view(r)), t), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
+	e.deciders(ctx, t, &d.RunView)
 	for _, c := range calls {
 		cv := CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
 			Gate: gateOf(c), GateError: c.GateError, Payload: c.Payload, Resume: c.Resume, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
@@ -268,6 +286,28 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 			Data: x.Data, At: x.At})
 	}
 	return d, nil
+}
+
+// deciders sets who may decide each call of v waiting for a human, by
+// the policies of its run's spec snapshot; where the snapshot cannot be
+// compiled here, it says nothing.
+func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
+	for i := range v.Pending {
+		p := &v.Pending[i]
+		r := t.runs[p.RunID]
+		if r == nil {
+			continue
+		}
+		g, err := e.graph(ctx, r.SpecHash)
+		if err != nil {
+			continue
+		}
+		d := decidersOf(g.policiesOf(r, p.Tool), r.StartedBy)
+		if lists := d.Lists(); len(lists) > 0 {
+			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
+		}
+		p.NotBy = d.NotBy
+	}
 }
 
 // grantsOf lists, sorted and once each, the tools whose later calls in

@@ -101,7 +101,10 @@ type Call struct {
 	Why string
 	// Approvers are users and group:NAME; empty: anyone the server's
 	// policy allows.
-	Approvers       []string
+	Approvers []string
+	// AlsoApprovers are further lists when a supervisor's gate holds the
+	// call as well as its own: whoever decides is named in each.
+	AlsoApprovers   [][]string
 	ApprovalsNeeded int
 	ApprovalsGiven  int
 	Deadline        *time.Time
@@ -153,6 +156,7 @@ type (
 		Kind            string          `json:"kind"`
 		Why             string          `json:"why"`
 		Approvers       []string        `json:"approvers"`
+		AlsoApprovers   [][]string      `json:"alsoApprovers,omitempty"`
 		ApprovalsNeeded int             `json:"approvalsNeeded"`
 		ApprovalsGiven  int             `json:"approvalsGiven"`
 		Deadline        string          `json:"deadline,omitempty"`
@@ -170,7 +174,8 @@ type (
 //
 // The timestamp is At in RFC 3339, UTC. data holds id, run (id, rootId,
 // agent, path, status), call when m.Call is set (id, tool, args, kind,
-// why, approvers — always an array —, approvalsNeeded, approvalsGiven,
+// why, approvers — always an array —, alsoApprovers when set,
+// approvalsNeeded, approvalsGiven,
 // and deadline, payload, resumeSchema, upload and action when set), then output, error, url
 // and command when not empty. The same m gives the same bytes; HTML
 // characters are not escaped. The result is always valid JSON, one line,
@@ -196,7 +201,7 @@ func (m *Message) Body() []byte {
 	if c := m.Call; c != nil {
 		bc := &bodyCall{
 			ID: c.ID, Tool: c.Tool, Args: rawJSON(c.Args), Kind: c.Kind, Why: c.Why,
-			Approvers:       nonNil(c.Approvers),
+			Approvers: nonNil(c.Approvers), AlsoApprovers: c.AlsoApprovers,
 			ApprovalsNeeded: c.ApprovalsNeeded, ApprovalsGiven: c.ApprovalsGiven,
 			Payload: rawJSON(c.Payload), ResumeSchema: rawJSON(c.ResumeSchema),
 			Upload: c.Upload,

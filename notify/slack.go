@@ -186,6 +186,12 @@ func slackFields(m *Message) []slackText {
 			if len(c.Approvers) > 0 {
 				who = strings.Join(c.Approvers, ", ")
 			}
+			if len(c.AlsoApprovers) > 0 {
+				who = "one of " + who
+				for _, also := range c.AlsoApprovers {
+					who += " who is also one of " + strings.Join(also, ", ")
+				}
+			}
 			add("Who may decide", who, false)
 			if c.ApprovalsNeeded > 1 || c.ApprovalsGiven > 0 {
 				add("Approvals", fmt.Sprintf("%d of %d", c.ApprovalsGiven, c.ApprovalsNeeded), false)

@@ -271,3 +271,16 @@ func TestHTMLUnescaped(t *testing.T) {
 		}
 	}
 }
+
+// A call a supervisor's gate holds as well as its own: whoever decides
+// is in every list, and the webhook and Slack say so.
+func TestAlsoApprovers(t *testing.T) {
+	m := sampleApproval()
+	m.Call.Approvers, m.Call.AlsoApprovers = []string{"group:dba"}, [][]string{{"alice", "dave"}}
+	if body := string(m.Body()); !strings.Contains(body, `"approvers":["group:dba"],"alsoApprovers":[["alice","dave"]],`) {
+		t.Errorf("webhook body: %s", body)
+	}
+	if all := checkSlack(t, SlackBody(m)).texts(); !strings.Contains(all, "*Who may decide*\none of group:dba who is also one of alice, dave") {
+		t.Errorf("Slack message:\n%s", all)
+	}
+}

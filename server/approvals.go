@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/spec"
 )
 
 // kinds are the kinds of waiting calls the inbox filters on.
@@ -45,7 +45,9 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, p *Principal)
 			if err != nil {
 				return err
 			}
-			if reader || named(who, p) {
+			// Named in every list, by name or group: no list names nobody
+			// (the server's approvers role, which implies reading).
+			if reader || who.Names(p.Name, p.Groups) {
 				out.Items = append(out.Items, a)
 			}
 			if len(out.Items) == n {
@@ -65,29 +67,18 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, p *Principal)
 	return nil
 }
 
-// named reports whether approvers name p, by name or by one of its
-// groups (an empty list names nobody: it is the server's approvers
-// role, which implies reading).
-func named(a spec.Approvers, p *Principal) bool {
-	return slices.Contains(a.Users, p.Name) || slices.ContainsFunc(p.Groups, func(g string) bool { return slices.Contains(a.Groups, g) })
-}
-
 // approval is one inbox item.
-func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, spec.Approvers, error) {
+func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, engine.Deciders, error) {
 	c, run := wc.Call, wc.Run
-	who, err := s.eng.Approvers(r.Context(), run, c)
+	who, err := s.eng.Deciders(r.Context(), run, c)
 	if err != nil {
 		return api.Approval{}, who, err
 	}
-	approvers := slices.Clone(who.Users)
-	for _, g := range who.Groups {
-		approvers = append(approvers, "group:"+g)
-	}
 	a := api.Approval{RunID: run.ID, RootID: run.RootID, CallID: c.ID, Agent: run.Agent, Path: run.Path, Tool: c.Tool,
 		Args: c.Args, Kind: string(c.Kind), GateError: c.GateError, Payload: c.Payload, ResumeSchema: c.ResumeSchema,
-		Approvers: approvers, ApprovalsGiven: c.Approvals, CreatedAt: c.CreatedAt}
-	if a.Approvers == nil {
-		a.Approvers = []string{}
+		Approvers: []string{}, NotBy: who.NotBy, ApprovalsGiven: c.Approvals, CreatedAt: c.CreatedAt}
+	if lists := who.Lists(); len(lists) > 0 {
+		a.Approvers, a.AlsoApprovers = lists[0], lists[1:]
 	}
 	if a.Path == nil {
 		a.Path = []string{run.Agent}

@@ -49,13 +49,12 @@ func specOutbox(o outbox.Options, e *engine.Engine) *outbox.Outbox {
 // describeCall says who may decide a call and why it waits.
 func describeCall(e *engine.Engine) func(ctx context.Context, r *store.Run, c *store.Call, m *notify.Call) error {
 	return func(ctx context.Context, r *store.Run, c *store.Call, m *notify.Call) error {
-		who, err := e.Approvers(ctx, r, c)
+		who, err := e.Deciders(ctx, r, c)
 		if err != nil {
 			return err
 		}
-		m.Approvers = slices.Clone(who.Users)
-		for _, g := range who.Groups {
-			m.Approvers = append(m.Approvers, "group:"+g)
+		if lists := who.Lists(); len(lists) > 0 {
+			m.Approvers, m.AlsoApprovers = lists[0], lists[1:]
 		}
 		switch {
 		case c.Kind == store.KindSuspend:

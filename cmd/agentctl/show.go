@@ -125,6 +125,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintln(w, "\npending")
 		for _, p := range d.Pending {
 			printPending(w, "  ", p)
+			printDeciders(w, p)
 		}
 	}
 	if len(d.Calls) > 0 {
@@ -332,4 +333,18 @@ func resolveRun(ctx context.Context, e *engine.Engine, prefix string) (string, e
 		return p, nil // a full id: the command's own lookup reports a missing run
 	}
 	return e.Resolve(ctx, p)
+}
+
+// printDeciders says, under a pending call, who may decide it, when its
+// spec names approvers or separateDuties applies.
+func printDeciders(w io.Writer, p engine.PendingView) {
+	who := p.MayDecide()
+	switch {
+	case who != "" && p.NotBy != "":
+		fmt.Fprintf(w, "    may decide: %s; not %s, who started the run (separateDuties)\n", who, p.NotBy)
+	case who != "":
+		fmt.Fprintf(w, "    may decide: %s\n", who)
+	case p.NotBy != "":
+		fmt.Fprintf(w, "    may decide: anyone but %s, who started the run (separateDuties)\n", p.NotBy)
+	}
 }

@@ -47,7 +47,7 @@ const (
 	ReasonCondition ReasonKind = "condition" // the tool's requireApproval expression (Detail) held
 	ReasonServer    ReasonKind = "server"    // the MCP server's requireApproval (Detail) held
 	ReasonFailed    ReasonKind = "failed"    // the condition could not be evaluated: the gate fails closed
-	ReasonAgent     ReasonKind = "agent"     // the agent requires approval of every tool call
+	ReasonAgent     ReasonKind = "agent"     // the agent requires approval of every tool call; Detail, when set, names the supervisor whose requireToolApproval holds its subtree
 	ReasonRun       ReasonKind = "run"       // the run requires approval of every tool call
 	ReasonFalse     ReasonKind = "false"     // the condition (Detail) was false
 	ReasonReadOnly  ReasonKind = "read-only" // the MCP server marks the tool (Detail) read-only
@@ -165,6 +165,9 @@ func (r Reason) phrase() string {
 	case ReasonFailed:
 		return "requireApproval failed to evaluate"
 	case ReasonAgent:
+		if r.Detail != "" {
+			return "requireToolApproval of supervisor " + r.Detail
+		}
 		return "agent requireToolApproval"
 	case ReasonRun:
 		return "run --require-approval"

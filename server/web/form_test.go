@@ -3,6 +3,8 @@ package web
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/agentctl/agentctl/api"
 )
 
 // A choice among numbers is sent as the number chosen, not its text.
@@ -25,6 +27,26 @@ func TestSafeNext(t *testing.T) {
 		"/\\evil": "/", "https://evil": "/", "/\u3000/evil": "/", "/%2F/evil": "/", "": "/", "/\r\nSet-Cookie:x": "/"} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+}
+
+// The inbox says who may decide a call as the API gives it: the
+// server's approvers when the spec names none; every list when a
+// supervisor's gate holds the call as well as its own; the starter
+// under separateDuties.
+func TestWhoMayDecide(t *testing.T) {
+	for _, c := range []struct {
+		a    api.Approval
+		want string
+	}{
+		{api.Approval{}, "the server's approvers"},
+		{api.Approval{Approvers: []string{"alice", "group:sre"}}, "alice, group:sre"},
+		{api.Approval{Approvers: []string{"group:dba"}, AlsoApprovers: [][]string{{"alice", "dave"}}, NotBy: "bob"},
+			"one of group:dba who is also one of alice, dave; not bob, who started the run (separateDuties)"},
+	} {
+		if got := itemOf(c.a, nil).Who; got != c.want {
+			t.Errorf("%+v: who may decide %q, want %q", c.a, got, c.want)
 		}
 	}
 }

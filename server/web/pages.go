@@ -35,6 +35,7 @@ type inboxView struct {
 type item struct {
 	api.Approval
 	Why     string
+	Who     string       // who may decide it
 	Fields  []field      // a suspended call's resume form
 	Err     *problem     // what the last attempt on it was refused for
 	Edit    string       // the arguments as the edit form shows them
@@ -82,7 +83,13 @@ func (u *UI) renderInbox(w http.ResponseWriter, r *http.Request, me who, status 
 // itemOf is an inbox item, with the refused attempt's problem if it was
 // on this call.
 func itemOf(a api.Approval, failed *attempt) item {
-	it := item{Approval: a, Edit: pretty(a.Args)}
+	it := item{Approval: a, Edit: pretty(a.Args), Who: "the server's approvers"}
+	if len(a.Approvers) > 0 {
+		it.Who = engine.PhraseApprovers(append([][]string{a.Approvers}, a.AlsoApprovers...))
+	}
+	if a.NotBy != "" {
+		it.Who += "; not " + a.NotBy + ", who started the run (separateDuties)"
+	}
 	if len(a.Gate) > 0 {
 		var g store.Gate
 		if json.Unmarshal(a.Gate, &g) == nil {
