@@ -120,10 +120,11 @@ func commandResult(ctx context.Context, cmd *exec.Cmd, err error, stdout, stderr
 	case err != nil:
 		what = err.Error()
 	}
-	if line = oneLine(line, 200); line != "" {
-		what += ": " + line
+	err = fail(false, errors.New(what))
+	if e, ok := err.(*SendError); ok {
+		e.answer = line
 	}
-	return fail(false, errors.New(what))
+	return err
 }
 
 // capped keeps the first max bytes written to it and drops the rest.

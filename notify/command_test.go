@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentctl/agentctl/toolkits/redact"
 )
 
 // script writes an executable shell script to a temporary directory and
@@ -84,6 +86,22 @@ func TestCommandFailures(t *testing.T) {
 				t.Errorf("error = %q, want %q", msg, tt.want)
 			}
 		})
+	}
+}
+
+// TestCommandExcerptRedacted: a failed command's output shows as at most
+// ExcerptMax bytes, a secret straddling the excerpt's end cut whole.
+func TestCommandExcerptRedacted(t *testing.T) {
+	const secret = "s3cr3t-value-123456"
+	argv := []string{"/bin/sh", "-c", `printf '%s' "$0" >&2; exit 2`, strings.Repeat("y", 190) + secret + " more"}
+	err := Command{Argv: argv}.Send(context.Background(), sampleApproval())
+	var se *SendError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v", err)
+	}
+	got := se.Redacted(redact.New([]string{"TOK"}, map[string]string{"TOK": secret}))
+	if want := "command /bin/sh: exit status 2: " + strings.Repeat("y", 190) + "[env.TO…"; got != want {
+		t.Errorf("Redacted =\n%q, want\n%q", got, want)
 	}
 }
 

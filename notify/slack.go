@@ -25,8 +25,11 @@ const (
 // Slack is a Slack incoming webhook (https://api.slack.com/messaging/webhooks).
 // Its URL is a secret: errors name its host only.
 type Slack struct {
-	URL    string       // https://hooks.slack.com/services/...
-	Client *http.Client // nil: a default client; its redirect policy is never used
+	URL string // https://hooks.slack.com/services/...
+	// Client and AllowPrivate are a Webhook's: nil, a client that uses
+	// no proxy and refuses internal addresses unless AllowPrivate.
+	Client       *http.Client
+	AllowPrivate bool
 }
 
 // Send makes one attempt to post m to the channel, as SlackBody renders
@@ -37,7 +40,8 @@ type Slack struct {
 // classified as Webhook.Send does: 400 (invalid_payload), 403, 404
 // (no_service), 410 (channel_is_archived), any other 4xx but 408 and
 // 429, and redirects are permanent; 408, 429 and 5xx are worth retrying,
-// with RetryAfter from Retry-After; network errors are worth retrying.
+// with RetryAfter from Retry-After; network errors are worth retrying; a
+// connection refused for its address is permanent (ErrPrivateAddress).
 // Errors say the host and Slack's one-line answer, never the URL's path
 // or query.
 func (s Slack) Send(ctx context.Context, m *Message) error {
@@ -49,7 +53,7 @@ func (s Slack) Send(ctx context.Context, m *Message) error {
 	if m == nil {
 		return &SendError{Target: name, Permanent: true, Err: errors.New("no message")}
 	}
-	return post(ctx, s.Client, u, http.Header{}, SlackBody(m), time.Now(), name, hidden(u, true))
+	return post(ctx, sendClient(s.Client, s.AllowPrivate), u, http.Header{}, SlackBody(m), time.Now(), name, hidden(u, true))
 }
 
 // The JSON shapes of a Slack message.

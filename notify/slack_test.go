@@ -236,7 +236,7 @@ func TestSlackSend(t *testing.T) {
 				io.WriteString(w, tt.answer)
 			}))
 			defer srv.Close()
-			err := Slack{URL: srv.URL + slackPath}.Send(context.Background(), sampleApproval())
+			err := Slack{URL: srv.URL + slackPath, AllowPrivate: true}.Send(context.Background(), sampleApproval())
 			checkSlack(t, got)
 			if tt.status == 200 {
 				if err != nil {

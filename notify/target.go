@@ -31,6 +31,10 @@ type Target struct {
 	// Backoff is the wait before the first retry (default 1s); each
 	// next one waits twice as long, up to an hour, with jitter.
 	Backoff string `yaml:"backoff" json:"backoff,omitempty"`
+	// AllowPrivate lets a webhook or a Slack incoming webhook connect to
+	// loopback, link-local, private and other internal addresses
+	// (AddressKind), which are refused otherwise.
+	AllowPrivate bool `yaml:"allowPrivate" json:"allowPrivate,omitempty"`
 }
 
 // WebhookTarget is a generic webhook: URL (a URL or a placeholder) and
@@ -125,6 +129,9 @@ func (t Target) Check() []Problem {
 	if t.Attempts < 0 || t.Attempts > 100 {
 		add("attempts", "attempts %d: want 1 to 100", t.Attempts)
 	}
+	if t.AllowPrivate && t.Webhook == nil && (t.Slack == nil || t.Slack.Channel != "") {
+		add("allowPrivate", "allowPrivate applies to a webhook and to slack.url, an incoming webhook, only")
+	}
 	if t.Backoff != "" {
 		if d, err := duration.Parse(t.Backoff); err != nil || d < time.Millisecond || d > MaxBackoff {
 			add("backoff", "backoff %q: want a duration from 1ms to 1h, such as 1s", t.Backoff)
@@ -144,6 +151,9 @@ func (t Target) checkWebhook(add func(field, format string, args ...any)) {
 			add("webhook.url", "want an http(s) URL or ${{ env.NAME }}")
 		case u.User != nil || u.RawQuery != "":
 			add("webhook.url", "a URL with credentials or a query string holds a secret: write it as ${{ env.NAME }}")
+		case !t.AllowPrivate && HostKind(u.Hostname()) != "":
+			add("webhook.url", "%s is %s, where agentctl does not send: set allowPrivate: true on the target to allow it",
+				oneLine(u.Hostname(), 100), HostKind(u.Hostname()))
 		}
 	}
 	if _, ok := EnvName(w.Secret); !ok {
@@ -241,7 +251,8 @@ type Sender func(ctx context.Context, m *Message, now time.Time) error
 // value. A slack.channel target with no bot (nil, or no Token) resolves
 // to a Sender whose every attempt fails with a *SendError wrapping
 // ErrNoBot, which is not ErrPermanent: a process that has the bot may
-// send it.
+// send it. A webhook or slack.url target connects to internal addresses
+// only with AllowPrivate (Webhook.Send).
 func (t Target) Resolve(env func(string) (string, bool), base []string, bot *Bot) (Sender, error) {
 	val := func(field, v string) (string, error) {
 		name, ok := EnvName(v)
@@ -268,7 +279,7 @@ func (t Target) Resolve(env func(string) (string, bool), base []string, bot *Bot
 		if err != nil {
 			return nil, fmt.Errorf("webhook.secret: %w", err)
 		}
-		return Webhook{URL: u, Key: key}.Send, nil
+		return Webhook{URL: u, Key: key, AllowPrivate: t.AllowPrivate}.Send, nil
 	case t.Slack != nil && t.Slack.Channel != "":
 		return t.channelSender(bot)
 	case t.Slack != nil:
@@ -276,7 +287,7 @@ func (t Target) Resolve(env func(string) (string, bool), base []string, bot *Bot
 		if err != nil {
 			return nil, err
 		}
-		sl := Slack{URL: u}
+		sl := Slack{URL: u, AllowPrivate: t.AllowPrivate}
 		return func(ctx context.Context, m *Message, _ time.Time) error { return sl.Send(ctx, m) }, nil
 	case len(t.Command) > 0:
 		c := Command{Argv: t.Command, Env: base}

@@ -112,10 +112,60 @@ func TestResolveSlackChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := send(context.Background(), sampleApproval(), time.Now()); !errors.Is(err, ErrPrivateAddress) {
+		t.Fatalf("a slack.url on loopback without allowPrivate: %v", err)
+	}
+	hook.AllowPrivate = true
+	if send, err = hook.Resolve(env, nil, nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := send(context.Background(), sampleApproval(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if reqs := got(); len(reqs) != 2 || reqs[1].path != "/services/T/B/X" || reqs[1].auth != "" {
 		t.Errorf("requests %+v", reqs)
+	}
+}
+
+// TestCheckAllowPrivate: a webhook URL written out with an internal
+// address (or localhost) is refused at its field unless the target says
+// allowPrivate, which applies to webhooks and Slack URLs only.
+func TestCheckAllowPrivate(t *testing.T) {
+	hook := func(u string, allow bool) Target {
+		return Target{On: []Type{Approval}, Webhook: &WebhookTarget{URL: u, Secret: "${{ env.S }}"}, AllowPrivate: allow}
+	}
+	tests := []struct {
+		name   string
+		target Target
+		field  string
+		want   string
+	}{
+		{"metadata", hook("http://169.254.169.254/latest/meta-data/", false), "webhook.url",
+			"169.254.169.254 is a link-local address, where agentctl does not send: set allowPrivate: true on the target to allow it"},
+		{"loopback v6", hook("http://[::1]:8080/hook", false), "webhook.url", "::1 is a loopback address"},
+		{"mapped", hook("http://[::ffff:10.0.0.1]/hook", false), "webhook.url", "::ffff:10.0.0.1 is a private address"},
+		{"localhost", hook("http://localhost:8080/hook", false), "webhook.url", "localhost is a loopback address"},
+		{"CGNAT", hook("https://100.64.1.2/hook", false), "webhook.url", "100.64.1.2 is a carrier-grade NAT address"},
+		{"allowed", hook("http://10.0.0.5/hook", true), "", ""},
+		{"public", hook("https://203.0.113.7/hook", false), "", ""},
+		{"a name", hook("https://hooks.example.com/hook", false), "", ""},
+		{"placeholder", hook("${{ env.HOOK_URL }}", false), "", ""},
+		{"slack url", Target{On: []Type{Approval}, Slack: &SlackTarget{URL: "${{ env.U }}"}, AllowPrivate: true}, "", ""},
+		{"slack channel", Target{On: []Type{Approval}, Slack: &SlackTarget{Channel: "C1"}, AllowPrivate: true}, "allowPrivate", "applies to a webhook and to slack.url"},
+		{"command", Target{On: []Type{Approval}, Command: []string{"true"}, AllowPrivate: true}, "allowPrivate", "applies to a webhook and to slack.url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := tt.target.Check()
+			if tt.field == "" {
+				if len(ps) > 0 {
+					t.Fatalf("Check = %+v", ps)
+				}
+				return
+			}
+			if len(ps) != 1 || ps[0].Field != tt.field || !strings.Contains(ps[0].Msg, tt.want) {
+				t.Fatalf("Check = %+v, want %s: %s", ps, tt.field, tt.want)
+			}
+		})
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentctl/agentctl/toolkits/redact"
 )
 
 // The Standard Webhooks headers of a request.
@@ -207,9 +210,15 @@ func validID(id string) bool {
 
 // Webhook is a Standard Webhooks endpoint.
 type Webhook struct {
-	URL    string       // http or https; may hold userinfo or a query: neither is ever printed
-	Key    []byte       // the signing key, as ParseSecret returns it
-	Client *http.Client // nil: a default client; its redirect policy is never used
+	URL string // http or https; may hold userinfo or a query: neither is ever printed
+	Key []byte // the signing key, as ParseSecret returns it
+	// Client makes the request; its redirect policy is never used. nil:
+	// a client that uses no proxy and refuses, at connect time, an
+	// internal address (AddressKind) the URL's host resolves to, unless
+	// AllowPrivate. A Client given is used as it is: where it connects
+	// is its own transport's business.
+	Client       *http.Client
+	AllowPrivate bool
 }
 
 // Send makes one attempt to deliver m: a POST of m.Body() with
@@ -223,9 +232,12 @@ type Webhook struct {
 // 4xx but 408 and 429, a redirect (never followed; the error says the
 // host it pointed to), a bad URL, key or message ID. Worth retrying: 408,
 // 429, 5xx, network errors and timeouts, with RetryAfter set from a
-// Retry-After header (seconds or an HTTP date, relative to now). At most
-// 64 KiB of the response are read. Errors name the target as
-// scheme://host/path, never its userinfo or query, the key or the body.
+// Retry-After header (seconds or an HTTP date, relative to now). A
+// connection refused for its address (an *AddressError, matching
+// ErrPrivateAddress) is permanent. At most 64 KiB of the response are
+// read, and an error shows at most ExcerptMax bytes of them. Errors name
+// the target as scheme://host/path, never its userinfo or query, the key
+// or the body sent.
 func (w Webhook) Send(ctx context.Context, m *Message, now time.Time) error {
 	u, err := parseTarget(w.URL)
 	if err != nil {
@@ -246,7 +258,15 @@ func (w Webhook) Send(ctx context.Context, m *Message, now time.Time) error {
 	h.Set(HeaderID, m.ID)
 	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 	h.Set(HeaderSignature, Sign(w.Key, m.ID, now, body))
-	return post(ctx, w.Client, u, h, body, now, name, hidden(u, false))
+	return post(ctx, sendClient(w.Client, w.AllowPrivate), u, h, body, now, name, hidden(u, false))
+}
+
+// sendClient returns c, or when nil the guarded client of one attempt.
+func sendClient(c *http.Client, allowPrivate bool) *http.Client {
+	if c != nil {
+		return c
+	}
+	return guardedClient(allowPrivate, nil)
 }
 
 // SendError is a failed attempt of a Send. Its text names the target
@@ -262,19 +282,66 @@ type SendError struct {
 	// most 24 hours; 0 when it did not ask.
 	RetryAfter time.Duration
 	Err        error // what happened; never nil from this package
+	// answer is what the target answered (a response's body, a
+	// command's output), its URL's secrets cut: never shown whole.
+	answer string
 }
 
-// Error says the target, what happened and any wait asked for.
-func (e *SendError) Error() string {
+// ExcerptMax is the most bytes of a target's answer (the body of a
+// response that is not 2xx, a failed command's output) that a
+// SendError's text shows.
+const ExcerptMax = 200
+
+// excerptWindow is how much of an answer is cut of secrets before its
+// excerpt is taken.
+const excerptWindow = 4 << 10
+
+// Error says the target, what happened, an excerpt of the target's
+// answer and any wait asked for.
+func (e *SendError) Error() string { return e.Redacted(nil) }
+
+// Redacted returns Error's text with r's secrets cut out of it (nil
+// cuts none): the target's answer is cut before its excerpt is taken,
+// on one line, valid UTF-8, at most ExcerptMax bytes, so that a secret
+// straddling the excerpt's end leaves nothing of itself.
+func (e *SendError) Redacted(r *redact.Redactor) string {
 	what := "failed"
 	if e.Err != nil {
-		what = e.Err.Error()
+		what = r.Cut(e.Err.Error())
 	}
-	s := e.Target + ": " + what
+	s := r.Cut(e.Target) + ": " + what
+	if x := excerpt(e.answer, r); x != "" {
+		s += ": " + x
+	}
 	if e.RetryAfter > 0 {
 		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	return s
+}
+
+// excerpt returns the start of answer with r's secrets cut, on one line
+// (runs of spaces, line breaks and control characters as one space),
+// valid UTF-8, at most ExcerptMax bytes, "…" marking a cut.
+func excerpt(answer string, r *redact.Redactor) string {
+	if answer == "" {
+		return ""
+	}
+	cut, _ := r.Prefix(answer, excerptWindow)
+	return clip(oneLine(cut, ExcerptMax), ExcerptMax)
+}
+
+// clip returns s, valid UTF-8, cut to at most n bytes at a character's
+// boundary, "…" marking a cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	end := max(n-len(mark), 0)
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + mark
 }
 
 // Unwrap returns Err.
@@ -390,6 +457,9 @@ func exchange(ctx context.Context, client *http.Client, u *url.URL, h http.Heade
 	req.Header = h
 	resp, err := noRedirects(client).Do(req)
 	if err != nil {
+		if e := refusal(err, name); e != nil {
+			return nil, nil, e
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its text holds the whole URL
@@ -399,6 +469,17 @@ func exchange(ctx context.Context, client *http.Client, u *url.URL, h http.Heade
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
 	return resp, text, nil
+}
+
+// refusal returns the permanent *SendError named name of err when it
+// is a connection refused for its address, else nil.
+func refusal(err error, name string) *SendError {
+	var ae *AddressError
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	return &SendError{Target: name, Permanent: true,
+		Err: fmt.Errorf("refused: %w; set allowPrivate: true on the target to allow it", ae)}
 }
 
 // noRedirects returns a copy of c (a default client when nil) that
@@ -414,7 +495,7 @@ func noRedirects(c *http.Client) *http.Client {
 
 // classify turns a response into Send's result: nil for 2xx, else a
 // *SendError with the status, whether it is permanent, the Retry-After
-// asked for, and the first line of the response's text.
+// asked for, and the response's text (shown as an excerpt).
 func classify(resp *http.Response, text []byte, now time.Time, name string, secrets []string) error {
 	code := resp.StatusCode
 	if code >= 200 && code <= 299 {
@@ -442,10 +523,8 @@ func classify(resp *http.Response, text []byte, now time.Time, name string, secr
 	default:
 		e.Permanent = true
 	}
-	if line := oneLine(scrub(firstLine(string(text)), secrets), 200); line != "" {
-		what += ": " + line
-	}
 	e.Err = errors.New(what)
+	e.answer = scrub(string(text), secrets)
 	return e
 }
 

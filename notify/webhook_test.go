@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/agentctl/agentctl/toolkits/redact"
 )
 
 // The reference test vector of Standard Webhooks: the signing tests of
@@ -197,7 +200,7 @@ func TestWebhookSendSigns(t *testing.T) {
 	key := specKey(t)
 	m := sampleApproval()
 	t0 := time.Unix(1700000000, 0)
-	wh := Webhook{URL: srv.URL + "/hook", Key: key}
+	wh := Webhook{URL: srv.URL + "/hook", Key: key, AllowPrivate: true}
 	for i := range 2 {
 		if err := wh.Send(context.Background(), m, t0.Add(time.Duration(i)*time.Minute)); err != nil {
 			t.Fatalf("attempt %d: %v", i, err)
@@ -263,7 +266,7 @@ func TestWebhookSendResults(t *testing.T) {
 			srv := httptest.NewServer(rec)
 			defer srv.Close()
 			u := strings.Replace(srv.URL, "http://", "http://user:pass@", 1) + "/hook/path?token=SECRET"
-			err := Webhook{URL: u, Key: specKey(t)}.Send(context.Background(), sampleApproval(), now)
+			err := Webhook{URL: u, Key: specKey(t), AllowPrivate: true}.Send(context.Background(), sampleApproval(), now)
 			if tt.status == 0 {
 				if err != nil {
 					t.Fatal(err)
@@ -328,14 +331,14 @@ func TestWebhookSendFailures(t *testing.T) {
 		permanent bool
 		want      string
 	}{
-		{name: "refused", w: Webhook{URL: secretURL(closed.URL), Key: key}, want: "post: dial tcp"},
-		{name: "timeout", w: Webhook{URL: secretURL(slow.URL), Key: key}, timeout: 50 * time.Millisecond, want: "post: context deadline exceeded"},
+		{name: "refused", w: Webhook{URL: secretURL(closed.URL), Key: key, AllowPrivate: true}, want: "post: dial tcp"},
+		{name: "timeout", w: Webhook{URL: secretURL(slow.URL), Key: key, AllowPrivate: true}, timeout: 50 * time.Millisecond, want: "post: context deadline exceeded"},
 		{name: "bad URL", w: Webhook{URL: "http://user:pass@[::1/%zz?token=SECRET", Key: key}, permanent: true, want: "the URL does not parse"},
 		{name: "bad scheme", w: Webhook{URL: "ftp://user:pass@x.example/?token=SECRET", Key: key}, permanent: true, want: "scheme must be http or https"},
 		{name: "no host", w: Webhook{URL: "http:///path?token=SECRET", Key: key}, permanent: true, want: "no host"},
 		{name: "short key", w: Webhook{URL: secretURL(closed.URL), Key: []byte("short")}, permanent: true, want: "the key is 5 bytes long"},
-		{name: "nil message", w: Webhook{URL: secretURL(closed.URL), Key: key}, m: nil, permanent: true, want: "no message"},
-		{name: "dot in ID", w: Webhook{URL: secretURL(closed.URL), Key: key}, m: noDot, permanent: true, want: "message ID"},
+		{name: "nil message", w: Webhook{URL: secretURL(closed.URL), Key: key, AllowPrivate: true}, m: nil, permanent: true, want: "no message"},
+		{name: "dot in ID", w: Webhook{URL: secretURL(closed.URL), Key: key, AllowPrivate: true}, m: noDot, permanent: true, want: "message ID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,5 +375,55 @@ func TestRetryAfter(t *testing.T) {
 		if got := retryAfter(v, now); got != want {
 			t.Errorf("retryAfter(%q) = %s, want %s", v, got, want)
 		}
+	}
+}
+
+// TestErrorExcerpt: an answer that is not 2xx shows as its status and at
+// most ExcerptMax bytes of its body, on one line, valid UTF-8; Redacted
+// cuts a secret before the excerpt is cut, so one straddling its end
+// leaves nothing of itself.
+func TestErrorExcerpt(t *testing.T) {
+	const secret = "s3cr3t-value-123456"
+	r := redact.New([]string{"TOK"}, map[string]string{"TOK": secret})
+	tests := []struct {
+		name, body, want string
+	}{
+		{"straddling secret", strings.Repeat("x", 190) + secret + " and more", strings.Repeat("x", 190) + "[env.TO…"},
+		{"megabyte", strings.Repeat("€", 1<<20/3), strings.Repeat("€", 65) + "…"},
+		{"control and invalid", "bad\xff\x00 line\r\n\nnext\tline\x1b[31m", "bad\uFFFD line next line [31m"},
+		{"indented JSON", "{\n  \"error\": \"invalid signature\"\n}\n", `{ "error": "invalid signature" }`},
+		{"blank", " \n\t", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			err := Webhook{URL: srv.URL, Key: specKey(t), AllowPrivate: true}.Send(context.Background(), sampleApproval(), time.Now())
+			var se *SendError
+			if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
+				t.Fatalf("err = %v", err)
+			}
+			head := "webhook " + srv.URL + ": answered 400 Bad Request"
+			want := head
+			if tt.want != "" {
+				want += ": " + tt.want
+			}
+			got := se.Redacted(r)
+			if got != want {
+				t.Errorf("Redacted =\n%q, want\n%q", got, want)
+			}
+			if x := strings.TrimPrefix(strings.TrimPrefix(got, head), ": "); len(x) > ExcerptMax || !utf8.ValidString(got) || strings.ContainsAny(got, "\n\r\x00") {
+				t.Errorf("an excerpt of %d bytes, or not one line of UTF-8: %q", len(x), got)
+			}
+			if strings.Contains(got, "s3cr") {
+				t.Errorf("Redacted holds a prefix of the secret: %q", got)
+			}
+			if plain := err.Error(); len(plain) > len(head)+2+ExcerptMax || !utf8.ValidString(plain) {
+				t.Errorf("Error() = %q", plain)
+			}
+		})
 	}
 }

@@ -111,8 +111,7 @@ func (b *Outbox) attempt(ctx context.Context, n *store.Notification) error {
 	case err == nil:
 		n.Status, n.DeliveredAt, n.LastError = store.NotifyDelivered, now, ""
 	default:
-		names, env := b.secretEnv(append(append(secrets, b.o.SecretNames...), b.runSecrets(ctx, n.RunID)...))
-		n.LastError = redact.String(oneLine(err.Error()), names, env)
+		n.LastError = b.lastError(ctx, err, secrets, n.RunID)
 		wait, again := t.Retry(n.Attempts, b.o.Jitter())
 		var se *notify.SendError
 		if errors.As(err, &se) && se.RetryAfter > wait {
@@ -178,13 +177,23 @@ func (b *Outbox) runSecrets(ctx context.Context, id string) []string {
 	return names
 }
 
-// secretEnv is the values of the named variables, for redact.String.
-func (b *Outbox) secretEnv(names []string) ([]string, map[string]string) {
+// lastError is what a notification keeps of a failed attempt's err:
+// its text on one line, with the values cut of the target's variables
+// (secrets), the outbox's SecretNames and run id's secrets; of what the
+// target answered, only a short excerpt, cut before it is shortened
+// (notify.SendError.Redacted).
+func (b *Outbox) lastError(ctx context.Context, err error, secrets []string, id string) string {
+	names := append(append(secrets, b.o.SecretNames...), b.runSecrets(ctx, id)...)
 	env := map[string]string{}
 	for _, n := range names {
 		env[n], _ = b.o.Env(n)
 	}
-	return names, env
+	r := redact.New(names, env)
+	var se *notify.SendError
+	if errors.As(err, &se) {
+		return oneLine(se.Redacted(r))
+	}
+	return oneLine(r.Cut(err.Error()))
 }
 
 // oneLine keeps an error on one line.

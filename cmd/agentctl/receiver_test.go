@@ -26,14 +26,15 @@ import (
 // receiverMain is the webhook-receiver program of the scenarios: a
 // Standard Webhooks receiver that logs every request it gets.
 //
-//	webhook-receiver [-secret whsec_...] [-fail N] [-status CODE] [-count K] -addr FILE -log FILE
+//	webhook-receiver [-secret whsec_...] [-fail N] [-status CODE] [-body FILE] [-redirect URL] [-count K] -addr FILE -log FILE
 //
 // It listens on 127.0.0.1, a free port, and once listening writes
 // http://127.0.0.1:PORT to the -addr file (a temporary file renamed, so
 // the file is whole once it exists). With -secret, each request is
 // checked with notify.Verify: a bad one is answered 401. The first N
-// requests (-fail) are answered -status (default 503), the others 200
-// "ok". Each request is appended to the -log file, before it is
+// requests (-fail) are answered -status (default 503), with the content
+// of -body's file when given, the others 200 "ok"; with -redirect, every
+// request is answered 307 to URL. Each request is appended to the -log file, before it is
 // answered, as one JSON line, and printed on stdout:
 //
 //	{"n":1,"id":"<webhook-id>","timestamp":<webhook-timestamp or null>,"valid":true|false|null,"status":200,"body":{...}}
@@ -53,6 +54,8 @@ type webhookReceiver struct {
 	key          []byte
 	fail, status int
 	count        int
+	body         []byte // of an answer that is not 2xx
+	redirect     string
 	log, stdout  io.Writer
 
 	mu   sync.Mutex
@@ -70,9 +73,18 @@ func receive(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&rc.status, "status", http.StatusServiceUnavailable, "")
 	fs.IntVar(&rc.count, "count", 0, "")
 	addrFile, logFile := fs.String("addr", "", ""), fs.String("log", "", "")
+	bodyFile := fs.String("body", "", "")
+	fs.StringVar(&rc.redirect, "redirect", "", "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *addrFile == "" || *logFile == "" || rc.status < 100 || rc.status > 599 {
-		fmt.Fprintln(stderr, "usage: webhook-receiver [-secret whsec_...] [-fail N] [-status CODE] [-count K] -addr FILE -log FILE")
+		fmt.Fprintln(stderr, "usage: webhook-receiver [-secret whsec_...] [-fail N] [-status CODE] [-body FILE] [-redirect URL] [-count K] -addr FILE -log FILE")
 		return 2
+	}
+	if *bodyFile != "" {
+		var err error
+		if rc.body, err = os.ReadFile(*bodyFile); err != nil {
+			fmt.Fprintln(stderr, "webhook-receiver: -body:", err)
+			return 2
+		}
 	}
 	if *secret != "" {
 		var err error
@@ -145,6 +157,10 @@ func (rc *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if entry.Status == http.StatusOK && rc.n <= rc.fail {
 		entry.Status = rc.status
 	}
+	if rc.redirect != "" {
+		entry.Status = http.StatusTemporaryRedirect
+		w.Header().Set("Location", rc.redirect)
+	}
 	line, _ := json.Marshal(entry)
 	line = append(line, '\n')
 	_, _ = rc.log.Write(line)
@@ -158,6 +174,8 @@ func (rc *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(entry.Status)
 	if entry.Status == http.StatusOK {
 		_, _ = io.WriteString(w, "ok")
+	} else {
+		_, _ = w.Write(rc.body)
 	}
 	if last {
 		close(rc.done)
@@ -195,13 +213,13 @@ func TestReceiver(t *testing.T) {
 	key, _ := notify.ParseSecret(secret)
 	m := &notify.Message{ID: "ntf_1", Type: notify.Completed, Run: notify.Run{ID: "r1"}, Output: "<done>"}
 	ctx := context.Background()
-	if err := (notify.Webhook{URL: url, Key: key}).Send(ctx, m, time.Now()); err == nil || errors.Is(err, notify.ErrPermanent) || !strings.Contains(err.Error(), "500") {
+	if err := (notify.Webhook{URL: url, Key: key, AllowPrivate: true}).Send(ctx, m, time.Now()); err == nil || errors.Is(err, notify.ErrPermanent) || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("first attempt: %v", err)
 	}
-	if err := (notify.Webhook{URL: url, Key: make([]byte, 32)}).Send(ctx, m, time.Now()); err == nil || !strings.Contains(err.Error(), "401") {
+	if err := (notify.Webhook{URL: url, Key: make([]byte, 32), AllowPrivate: true}).Send(ctx, m, time.Now()); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("badly signed attempt: %v", err)
 	}
-	if err := (notify.Webhook{URL: url, Key: key}).Send(ctx, m, time.Now()); err != nil {
+	if err := (notify.Webhook{URL: url, Key: key, AllowPrivate: true}).Send(ctx, m, time.Now()); err != nil {
 		t.Fatalf("third attempt: %v", err)
 	}
 	select {
