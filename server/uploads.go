@@ -221,6 +221,9 @@ func (s *Server) uploadProblems(sp *spec.Spec) spec.Errors {
 			if len(t.Command) > 0 && !slices.Contains(u.toolkits(), "exec") {
 				add(a.Pos, "agent %s: a notify command runs on the server: uploads may not declare one unless uploads.toolkits lists exec", name)
 			}
+			if t.AllowPrivate {
+				add(a.Pos, "agent %s: allowPrivate would let a webhook reach the server's own network: uploads may not set it", name)
+			}
 			if t.Slack != nil && t.Slack.Channel != "" {
 				add(a.Pos, "agent %s: a slack.channel target posts through the server's Slack app: uploads may not declare one", name)
 			}
