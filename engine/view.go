@@ -272,7 +272,7 @@ func (e *Engine) Detail(ctx context.Context, id string) (*RunDetail, error) {
 	}
 	calls := slices.DeleteFunc(slices.Clone(t.calls), func(c *store.Call) bool { return c.RunID != id })
 	ds := subtreeDecisions(t, all, id)
-d := &RunDetail{RunView: *e.uploaded(ctx, e.overdue(t.view(r)), t), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
+	d := &RunDetail{RunView: *e.uploaded(ctx, e.overdue(t.view(r)), t), Calls: []CallView{}, Decisions: []DecisionView{}, Grants: grantsOf(ds, calls, id)}
 	e.deciders(ctx, t, &d.RunView)
 	for _, c := range calls {
 		cv := CallView{CallID: c.ID, Tool: c.Tool, Args: c.Args, Status: c.Status, Result: ResultJSON(c.Result, c.ResultObject),
