@@ -72,19 +72,28 @@ func (e *Engine) preview(ctx context.Context, g *Graph, r *store.Run, c *store.C
 	if !ok || g.upload == nil {
 		return nil
 	}
-	t, err := a.tool(ctx, c.Tool)
-	if err != nil || t == nil {
-		return nil
+	decl := a.decl(c.Tool)
+	if decl == nil {
+		return nil // a delegation, or a tool no longer declared
 	}
-	v := &ActionView{Kind: t.decl.Kind(), Template: templateOf(t.decl)}
+	v := &ActionView{Kind: decl.Kind(), Template: templateOf(decl)}
 	for _, k := range a.kits {
-		if k.spec == t.decl {
+		if k.spec == decl {
 			v.Summary = k.kit.Describe().Action
 		}
 	}
+	if decl.MCP != nil {
+		// An MCP server's tool: its arguments say it all, and finding it
+		// would start the server, which a read must not.
+		return v
+	}
+	t, err := a.tool(ctx, c.Tool)
+	if err != nil || t == nil {
+		return v
+	}
 	pv, ok := t.tool.(toolkits.Previewer)
 	if !ok {
-		return v // an MCP server's tool: its arguments say it all
+		return v
 	}
 	var args map[string]any
 	if err := json.Unmarshal(c.Args, &args); err != nil {
