@@ -51,9 +51,9 @@ scale:
 	$(GO) test -v -tags scale -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 3h ./cmd/agentctl/ | tee bin/scale.txt && \
 	$(GO) run ./cmd/agentctl/testdata/scaledoc -elapsed $$(( $$(date +%s) - start )) < bin/scale.txt > docs/scale.md
 
-# Each fuzz target for a few seconds (FUZZTIME): spec loading, ${{ }}
-# templates, resume data, notifications, stored text, the cut of secrets
-# from streamed text. Seeds live in the
+# Each fuzz target for a few seconds (FUZZTIME): spec loading, exec argv,
+# ${{ }} templates, resume data, notifications, stored text, the cut of
+# secrets from streamed text. Seeds live in the
 # tests. New inputs are minimized for at most FUZZMIN. A minimization
 # still running when -fuzztime ends fails the target with "context
 # deadline exceeded" and no failing input (Go's fuzzer, not a finding):
@@ -68,6 +68,7 @@ fuzz1 = for try in 1 2; do \
 	done
 fuzz:
 	@$(call fuzz1,./spec/,FuzzLoad)
+	@$(call fuzz1,./spec/,FuzzArgv)
 	@$(call fuzz1,./spec/tmpl/,FuzzTemplate)
 	@$(call fuzz1,./engine/,FuzzResumeData)
 	@$(call fuzz1,./notify/,FuzzRender)

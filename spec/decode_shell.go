@@ -1,8 +1,7 @@
 package spec
 
 import (
-	"path"
-	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -11,66 +10,17 @@ import (
 	"github.com/agentctl/agentctl/spec/tmpl"
 )
 
-// shells are the programs that run the argument after -c as shell code.
-var shells = []string{"sh", "ash", "bash", "rbash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "yash", "posh", "csh", "tcsh", "fish"}
-
-// shellScript returns the index in argv of the script a shell runs with
-// -c (sh -c, bash -eu -o pipefail -c, busybox sh -c, /usr/bin/env bash
-// -c, sudo sh -c ...), or -1 when argv runs no such script. Whatever
-// runs the shell, its name is found wherever it stands.
-func shellScript(argv []string) int {
-	i := slices.IndexFunc(argv, func(a string) bool { return slices.Contains(shells, path.Base(a)) })
-	if i < 0 {
-		return -1
-	}
-	sawC := false
-	for j := i + 1; j < len(argv); j++ {
-		a := argv[j]
-		switch {
-		case a == "--":
-			if sawC && j+1 < len(argv) {
-				return j + 1
-			}
-			return -1
-		case a == "--rcfile" || a == "--init-file":
-			j++ // takes a file
-		case strings.HasPrefix(a, "--"):
-		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
-			for _, c := range a[1:] {
-				switch c {
-				case 'c':
-					sawC = true
-				case 'o', 'O':
-					j++ // takes an option name: -o pipefail
-				}
-			}
-		case sawC:
-			return j
-		default:
-			return -1 // a script file, whose arguments are data
-		}
-	}
-	return -1
-}
-
 // shellPlaceholders refuses a placeholder in an argument the command
 // runs as code (CodeArgs): the script of a shell started with -c, su -c,
-// env -S, ssh's remote command, python -c and the like. Once rendered, a
-// value is code there, and one holding ; or $(...) runs commands of the
-// model's choosing. Values reach such code safely as environment
-// variables or, after a shell's script, as positional arguments.
+// env -S, ssh's remote command, python -c, a sed script, the program a
+// wrapper runs and the like. Once rendered, a value is code there, and
+// one holding ; or $(...) runs commands of the model's choosing. Values
+// reach such code safely as environment variables or, after a shell's
+// script, as positional arguments.
 func (d *decoder) shellPlaceholders(f *file, cmd []*yaml.Node, where string) {
-	argv := make([]string, len(cmd))
-	for i, c := range cmd {
-		if c != nil {
-			argv[i] = c.Value
-		}
-	}
-	script := shellScript(argv)
-	for _, i := range CodeArgs(argv) {
-		if !tmpl.Has(argv[i]) {
-			continue
-		}
+	argv := nodeValues(cmd)
+	for _, c := range CodeArgs(argv) {
+		i := c.Index
 		name, src := "VALUE", `${{ input.NAME }}`
 		if t, err := tmpl.Parse(argv[i], actionVars, tmpl.AnyEnv); err == nil && len(t.Placeholders()) > 0 {
 			src = t.Placeholders()[0]
@@ -78,32 +28,80 @@ func (d *decoder) shellPlaceholders(f *file, cmd []*yaml.Node, where string) {
 			src = "${{ " + src + " }}"
 		}
 		pos := f.offsetPos(cmd[i], strings.Index(argv[i], "${{"))
-		if i == script {
-			shell := argv[slices.IndexFunc(argv, func(a string) bool { return slices.Contains(shells, path.Base(a)) })]
-			d.errs.add(pos, "%s[%d]: a placeholder in the script of %s -c is run as shell code (a value holding ; or $(...) would run commands): pass the value through env and quote it in the script, env: {%s: %q} and \"$%s\" (or use shell: true, which takes values only through env)",
-				where, i, path.Base(shell), name, src, name)
-			continue
-		}
-		if remoteCommand(argv, i) {
+		switch c.kind {
+		case kindShell:
+			d.errs.add(pos, "%s[%d]: a placeholder in %s is run as shell code (a value holding ; or $(...) would run commands): pass the value through env and quote it in the script, env: {%s: %q} and \"$%s\" (or use shell: true, which takes values only through env)",
+				where, i, c.What, name, src, name)
+		case kindSSH:
 			d.errs.add(pos, "%s[%d]: ssh hands its remote command to a shell on the host, where a placeholder's value would run as code: run a fixed remote command instead (the remote shell sees none of the tool's env)",
 				where, i)
-			continue
+		default:
+			fix := strings.NewReplacer("{NAME}", name, "{SRC}", strconv.Quote(src)).Replace(c.Fix)
+			d.errs.add(pos, "%s[%d]: a placeholder in %s would run a value as code: %s", where, i, c.What, fix)
 		}
-		d.errs.add(pos, "%s[%d]: a placeholder in an argument the command runs as code (su -c, env -S, ssh's remote command, python -c, perl -e, awk's program, ...) would run a value as code: pass the value through env, env: {%s: %q}, and read it from the environment there",
-			where, i, name, src)
 	}
 }
 
-// remoteCommand reports whether argv[i] is part of the command ssh hands
-// to a shell on the remote host.
-func remoteCommand(argv []string, i int) bool {
-	for j, a := range argv[:i] {
-		if path.Base(a) == "ssh" {
-			d := sshDestination(argv, j)
-			return d >= 0 && i > d
+// optionPlaceholders refuses a placeholder that begins an argument where
+// a program parses options (OptionArgs), unless what it reads cannot
+// begin with "-" (an enum, a const, a pattern anchored on its first
+// character, a minimum of 0, a format such as uri): a value such as
+// --output=/etc/x or -e would be an option there. "--" before it, or a
+// fixed prefix in the same argument, keeps it an operand.
+func (d *decoder) optionPlaceholders(f *file, cmd []*yaml.Node, t *Tool, where string) {
+	argv := nodeValues(cmd)
+	c := leadCheck{input: docOf(t.Input), resume: docOf(t.ResumeSchema), formats: true}
+	for _, o := range OptionArgs(argv) {
+		c.strict = o.Dashes
+		a := argv[o.Index]
+		if c.lead(a, o.Bad) {
+			continue
+		}
+		tm, err := tmpl.Parse(a, actionVars, tmpl.AnyEnv)
+		if err != nil || len(tm.Placeholders()) == 0 {
+			continue // reported as a placeholder error
+		}
+		src := "${{ " + tm.Placeholders()[0] + " }}"
+		lead, _ := tmpl.Parse(src, actionVars, tmpl.AnyEnv)
+		reads := readNames(lead)
+		pos := f.offsetPos(cmd[o.Index], strings.Index(a, "${{"))
+		if o.Dashes {
+			d.errs.add(pos, "%s[%d]: %s names the option in %q, so the model would choose which option of %s it sets: write the option out with the value after it (--name=%s), or constrain %s with an enum or a const",
+				where, o.Index, src, a, o.Program, src, reads)
+			continue
+		}
+		what, chars := "--output=/tmp/x or -e", `"-"`
+		if o.Bad == "-+" {
+			what, chars = "--output=/tmp/x, -e or +cmd", `"-" or "+"`
+		}
+		d.errs.add(pos, "%s[%d]: %s begins an argument where %s parses options, so a value such as %s would be an option: put \"--\" before it, give it a fixed prefix in the same argument (--name=%s), or constrain %s so that it cannot begin with %s (an enum, a const, or a pattern such as \"^[a-z0-9]\")",
+			where, o.Index, src, o.Program, what, src, reads, chars)
+	}
+}
+
+// readNames names the fields of input and resume t reads, for messages.
+func readNames(t *tmpl.String) string {
+	var names []string
+	for _, v := range []string{"input", "resume"} {
+		for _, r := range t.Reads(v) {
+			names = append(names, v+"."+r)
 		}
 	}
-	return false
+	if len(names) == 0 {
+		return "what it reads"
+	}
+	return strings.Join(names, " and ")
+}
+
+// nodeValues returns the text of each scalar of a command.
+func nodeValues(cmd []*yaml.Node) []string {
+	argv := make([]string, len(cmd))
+	for i, c := range cmd {
+		if c != nil {
+			argv[i] = c.Value
+		}
+	}
+	return argv
 }
 
 // envNameFor proposes an environment variable name for the value of an

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"slices"
 	"strings"
 	"testing"
 )
@@ -48,65 +47,20 @@ tools:
     input: {type: object, properties: {db: {type: string}}}
     exec: {command: [sh, -c, 'echo ${{ input.db }} ${{ input.dbb }}'], dir: '/srv/${{ input.db }}'}
   u: {mcp: {url: 'https://x.example/${{ env.T }}'}}
+  s:
+    input: {type: object, properties: {db: {type: string}}}
+    exec: {command: [sed, -e, 's/a/${{ input.db }}/', '${{ input.db }}']}
 agents:
   a: {model: m, tools: [t], agents: [sub]}
   sub: {model: m}
 `)}}
 	_, err := Load(src)
-	for _, want := range []string{"script of sh -c", "input.dbb: no such field", "exec.dir", "mcp.url", "no task"} {
+	for _, want := range []string{"script of sh -c", "input.dbb: no such field", "exec.dir", "mcp.url", "no task", "the script of sed", "begins an argument where sed parses options"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Load: %v, want %q", err, want)
 		}
 	}
 	if _, err := Reload(src); err != nil {
 		t.Errorf("Reload: %v", err)
-	}
-}
-
-// TestCodeArgs: the arguments a command runs as code, whatever runs it.
-func TestCodeArgs(t *testing.T) {
-	for _, c := range []struct {
-		argv []string
-		want []int
-	}{
-		{[]string{"sh", "-c", "x", "sh", "data"}, []int{2}},
-		{[]string{"su", "root", "-c", "x"}, []int{3}},
-		{[]string{"runuser", "-u", "app", "--command=x"}, []int{3}},
-		{[]string{"env", "-S", `sh -c "x"`}, []int{2}},
-		{[]string{"/usr/bin/env", "--split-string=sh -c x"}, []int{1}},
-		{[]string{"ssh", "-p", "22", "host", "echo", "x"}, []int{4, 5}},
-		{[]string{"ssh", "host"}, nil},
-		{[]string{"python3", "-c", "x", "arg"}, []int{2}},
-		{[]string{"perl", "-e", "x"}, []int{2}},
-		{[]string{"node", "--eval", "x"}, []int{2}},
-		{[]string{"php", "-r", "x"}, []int{2}},
-		{[]string{"awk", "-F", ",", "{print $1}", "file"}, []int{3}},
-		{[]string{"awk", "-f", "prog.awk", "file"}, nil},
-		{[]string{"python3", "script.py", "x"}, nil},
-		{[]string{"curl", "-d", "x", "http://h"}, nil},
-		{[]string{"echo", "-c", "x"}, nil},
-	} {
-		if got := CodeArgs(c.argv); !slices.Equal(got, c.want) {
-			t.Errorf("CodeArgs(%q) = %v, want %v", c.argv, got, c.want)
-		}
-	}
-}
-
-// Grouped single-letter flags still name the code: perl -le, python -Bc,
-// node -pe, and the code attached (-ecode).
-func TestCodeArgsGrouped(t *testing.T) {
-	for _, c := range []struct {
-		argv []string
-		want []int
-	}{
-		{[]string{"perl", "-le", "x"}, []int{2}},
-		{[]string{"python3", "-Bc", "x"}, []int{2}},
-		{[]string{"node", "-pe", "x"}, []int{2}},
-		{[]string{"ruby", "-ex"}, []int{1}},
-		{[]string{"python3", "-u", "script.py", "x"}, nil},
-	} {
-		if got := CodeArgs(c.argv); !slices.Equal(got, c.want) {
-			t.Errorf("CodeArgs(%q) = %v, want %v", c.argv, got, c.want)
-		}
 	}
 }

@@ -104,6 +104,9 @@ func (d *decoder) toolAction(f *file, v *yaml.Node, t *Tool, path string) {
 	}
 	if n := field(v, "exec"); n != nil && n.Kind == yaml.MappingNode {
 		t.Exec = d.exec(f, n, path+".exec")
+		if !t.Exec.Shell && !d.trusted {
+			d.optionPlaceholders(f, items(field(n, "command")), t, path+".exec.command")
+		}
 	}
 	if n := field(v, "http"); n != nil && n.Kind == yaml.MappingNode {
 		t.HTTP = d.http(f, n, path+".http")

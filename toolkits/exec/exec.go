@@ -38,23 +38,31 @@ type Action struct {
 	timeout   time.Duration
 	maxOutput int
 	// unsafe, when set, is why the command is never run: a placeholder
-	// in a shell's -c script (a run's spec from before validate refused
-	// it) would run a value as shell code.
+	// in an argument run as code (a run's spec from before validate
+	// refused it) would run a value as code.
 	unsafe string
+	// options are the arguments that begin with a value where a program
+	// parses options, and that the tool's schema does not keep from
+	// beginning with "-": a call whose value there does is refused.
+	options []spec.OptionArg
 }
 
 // New returns the Action for an exec declaration.
-func New(e *spec.Exec) *Action {
+func New(e *spec.Exec) *Action { return newAction(e, nil) }
+
+// newAction returns the Action for the exec declaration of tool t (nil:
+// a command whose inputs have no schema).
+func newAction(e *spec.Exec, t *spec.Tool) *Action {
 	a := &Action{argv: e.Command, dir: e.Dir, env: e.Env, inherit: e.InheritEnv, shell: e.Shell, timeout: e.Timeout, maxOutput: int(e.MaxOutput)}
 	src := make([]string, len(e.Command))
 	for i, c := range e.Command {
 		src[i] = c.Source()
 	}
-	for _, i := range spec.CodeArgs(src) {
-		if tmpl.Has(src[i]) {
-			a.unsafe = fmt.Sprintf("refused: command[%d] puts a placeholder in an argument run as code (a shell's -c script, su -c, ssh's remote command, python -c, ...), where a value would run as code; the spec must pass it through env (agentctl validate says how)", i)
-			break
-		}
+	if code := spec.CodeArgs(src); len(code) > 0 {
+		a.unsafe = fmt.Sprintf("refused: command[%d] puts a placeholder in an argument run as code (%s), where a value would run as code; the spec must pass it through env (agentctl validate says how)", code[0].Index, code[0].What)
+	}
+	if !e.Shell {
+		a.options = spec.OptionChecks(src, t)
 	}
 	if a.timeout == 0 {
 		a.timeout = DefaultTimeout
@@ -63,6 +71,23 @@ func New(e *spec.Exec) *Action {
 		a.maxOutput = DefaultMaxOutput
 	}
 	return a
+}
+
+// optionValue returns why argv, rendered, is refused: a value from the
+// call begins an argument where a program parses options with a
+// character that makes it an option (--output=/tmp/x). The value itself
+// is not repeated.
+func (a *Action) optionValue(argv []string) error {
+	for _, o := range a.options {
+		v := argv[o.Index]
+		switch {
+		case o.Dashes:
+			return fmt.Errorf("refused: command[%d] lets the value name an option of %s; the spec must write the option out or constrain the input with an enum (agentctl validate says how)", o.Index, o.Program)
+		case v != "" && strings.ContainsRune(o.Bad, rune(v[0])):
+			return fmt.Errorf("refused: command[%d] would begin with %q, and %s would read the value as an option; the spec must put \"--\" before it or constrain the input (agentctl validate says how)", o.Index, v[:1], o.Program)
+		}
+	}
+	return nil
 }
 
 // Output is the result of a command: a JSON object in views, events and
@@ -87,6 +112,9 @@ func (a *Action) Do(ctx context.Context, c toolkits.Call) (toolkits.Result, erro
 	}
 	argv, vars, err := a.render(c)
 	if err != nil {
+		return toolkits.Result{}, err
+	}
+	if err := a.optionValue(argv); err != nil {
 		return toolkits.Result{}, err
 	}
 	out, err := a.run(ctx, argv, vars, redact.New(slices.Collect(maps.Keys(c.Env)), c.Env))
@@ -231,5 +259,5 @@ func Kit(t *spec.Tool) (toolkits.Kit, error) {
 		vars = append(vars, v.EnvNames()...)
 	}
 	vars = append(vars, t.Exec.InheritEnv...)
-	return &toolkits.Declared{Spec: t, Act: New(t.Exec), Summary: "exec " + strings.Join(argv, " "), Vars: vars}, nil
+	return &toolkits.Declared{Spec: t, Act: newAction(t.Exec, t), Summary: "exec " + strings.Join(argv, " "), Vars: vars}, nil
 }

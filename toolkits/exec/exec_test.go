@@ -140,3 +140,57 @@ func TestShellPlaceholderRefused(t *testing.T) {
 		t.Errorf("stdout %q", out.Stdout)
 	}
 }
+
+// A value that begins an argument where a program parses options, and
+// that the tool's schema does not constrain (a run's spec from before
+// validate refused it, or a format, which is not asserted), is refused
+// when it would begin with "-": sort --output= never writes the file.
+// After --, or with a schema that keeps "-" out, the command runs.
+func TestOptionValueRefused(t *testing.T) {
+	dir := t.TempDir()
+	_, err := action(t, time.Second, "sort", "${{ input.src }}").Do(context.Background(), toolkits.Call{Input: map[string]any{"src": "--output=" + dir + "/pwned"}})
+	if err == nil || !strings.Contains(err.Error(), `command[1] would begin with "-", and sort would read the value as an option`) {
+		t.Fatalf("Do: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(dir + "/pwned"); err == nil {
+		t.Error("sort wrote the file")
+	}
+	if _, err := action(t, time.Second, "sort", "-${{ input.flag }}", "/dev/null").Do(context.Background(), toolkits.Call{Input: map[string]any{"flag": "r"}}); err == nil {
+		t.Error("-${{ input.flag }} without an enum ran")
+	}
+	out, res := run(t, action(t, time.Second, "sort", "--", "${{ input.src }}"), map[string]any{"src": "--output=" + dir + "/pwned"})
+	if !res.Failed || !strings.Contains(out.Stderr, "--output=") {
+		t.Errorf("after --: %+v", out)
+	}
+	// Kit reads the tool's schema: an enum keeps "-" out, so the value is
+	// not checked again.
+	tool := &spec.Tool{Name: "t", Input: &spec.Schema{Doc: map[string]any{"properties": map[string]any{"flag": map[string]any{"enum": []any{"r"}}}}},
+		Exec: action(t, time.Second, "sort", "-${{ input.flag }}", "/dev/null").spec(t)}
+	if a := newAction(tool.Exec, tool); len(a.options) != 0 {
+		t.Errorf("options %+v, want none with an enum", a.options)
+	}
+	if out, _ := run(t, action(t, time.Second, "sort", "${{ input.src }}"), map[string]any{"src": "/dev/null"}); out.ExitCode != 0 {
+		t.Errorf("a value that is no option: %+v", out)
+	}
+}
+
+// spec returns the exec declaration a test action was built from.
+func (a *Action) spec(t *testing.T) *spec.Exec {
+	t.Helper()
+	return &spec.Exec{Command: a.argv, Timeout: a.timeout}
+}
+
+// Each program that runs an argument as code refuses a placeholder there
+// when the call runs too: a run's stored spec may predate the rule.
+func TestCodePlaceholderRefused(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/in.txt", []byte("a\n"), 0o644)
+	a := action(t, time.Second, "sed", "-e", "s/a/${{ input.to }}/", dir+"/in.txt")
+	_, err := a.Do(context.Background(), toolkits.Call{Input: map[string]any{"to": "b/;e touch " + dir + "/pwned;#"}})
+	if err == nil || !strings.Contains(err.Error(), "placeholder in an argument run as code (the script of sed") {
+		t.Fatalf("Do: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(dir + "/pwned"); err == nil {
+		t.Error("sed ran the command")
+	}
+}
