@@ -103,6 +103,9 @@ func New(o Options) (*Server, error) {
 	if o.Store == nil || o.Engine == nil || o.Config == nil {
 		return nil, errors.New("server: Store, Engine and Config are required")
 	}
+	if o.Engine.Names() != o.Config.NameProfile() {
+		return nil, errors.New("server: the engine checks names (engine.Config.Names) otherwise than the configuration says (names:)")
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
