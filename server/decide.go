@@ -33,7 +33,7 @@ func (s *Server) checkAs(ctx context.Context, as string) error {
 	if as == "" {
 		return nil
 	}
-	err := s.checkName(ctx, "as", as, true)
+	err := s.checkName(ctx, "as", as, freshTokens)
 	var ne *NameError
 	if errors.As(err, &ne) {
 		return invalid(err.Error(), api.Detail{Pointer: "/as", Message: ne.Err.Error()})

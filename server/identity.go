@@ -100,7 +100,7 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 		if strings.Contains(name, token.Prefix) {
 			return nil, &authError{msg: "the proxy's user header does not hold a user name"}
 		}
-		if err := s.checkName(r.Context(), "the proxy's header "+s.proxyHeader(), name, true); err != nil {
+		if err := s.checkName(r.Context(), "the proxy's header "+s.proxyHeader(), name, cachedTokens); err != nil {
 			return nil, err
 		}
 		return &Principal{Name: name, Via: ViaProxy}, nil
@@ -150,11 +150,11 @@ func (s *Server) bearer(ctx context.Context, auth string) (*Principal, error) {
 	}
 	// Tokens were checked against each other as they were made (token
 	// create): here, against the profile and the known principals.
-	if err := s.checkName(ctx, "token "+t.ID+": user", t.User, false); err != nil {
+	if err := s.checkName(ctx, "token "+t.ID+": user", t.User, noTokens); err != nil {
 		return nil, err
 	}
 	for _, g := range t.Groups {
-		if err := s.checkName(ctx, "token "+t.ID+": group", g, false); err != nil {
+		if err := s.checkName(ctx, "token "+t.ID+": group", g, noTokens); err != nil {
 			return nil, err
 		}
 	}

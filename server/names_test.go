@@ -61,6 +61,10 @@ delegates: [bot]
 names: {unicode: true}
 trustProxyHeader: {header: X-Forwarded-User, from: [10.1.0.0/16]}
 `)
+	// Tokens made before the proxy's first request (the server reads the
+	// tokens' names again at most every TokenRecheck for it).
+	tok := e.token("ցօ", nil, time.Hour, false)
+	greek := e.token("ΑΒΕ", []string{"ops"}, time.Hour, false)
 	for _, ok := range []string{"Иван", "BET", "山田", "jürgen"} {
 		if w := proxyWhoami(e, ok); w.Code != 200 {
 			t.Errorf("%q from the proxy: %d %s", ok, w.Code, w.Body)
@@ -80,11 +84,9 @@ trustProxyHeader: {header: X-Forwarded-User, from: [10.1.0.0/16]}
 			t.Errorf("%q from the proxy: %d %s\nwant %s", name, w.Code, w.Body, want)
 		}
 	}
-	tok := e.token("ցօ", nil, time.Hour, false)
 	if r := e.do("GET", "/v1/whoami", tok, nil); r.code != 403 || !strings.Contains(string(r.body), `looks like \"go\"`) {
 		t.Errorf("a token's user like go: %d %s", r.code, r.body)
 	}
-	greek := e.token("ΑΒΕ", []string{"ops"}, time.Hour, false)
 	if r := e.do("GET", "/v1/whoami", greek, nil); r.code != 200 {
 		t.Errorf("a Greek token user: %d %s", r.code, r.body)
 	}
@@ -98,6 +100,11 @@ trustProxyHeader: {header: X-Forwarded-User, from: [10.1.0.0/16]}
 	bot := e.token("bot", nil, time.Hour, false)
 	if r := e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": "ᏴᎬᎢ"}); r.code != 400 || !strings.Contains(string(r.body), `looks like \"BET\"`) {
 		t.Errorf("as like BET: %d %s", r.code, r.body)
+	}
+	// "as" is held against the tokens as they are now.
+	e.token("ΜΑΧ", nil, time.Hour, false)
+	if r := e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": "MAX"}); r.code != 400 || !strings.Contains(string(r.body), `looks like \"ΜΑΧ\" (the user of token `) {
+		t.Errorf("as MAX beside a token's ΜΑΧ made a moment ago: %d %s", r.code, r.body)
 	}
 	if r := e.do("POST", "/v1/runs/"+id+"/approve", bot, map[string]any{"as": "Иван"}); r.code != 403 || !strings.Contains(string(r.body), "Иван is not an approver") {
 		t.Errorf("as Иван: %d %s", r.code, r.body)

@@ -93,6 +93,8 @@ type Server struct {
 	// restart, asks for a reload.
 	csrfKey [32]byte
 
+	tokenNames tokenNames // for the look-alike check of the proxy's names
+
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by Stop
 	bg       sync.WaitGroup

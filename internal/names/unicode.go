@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -20,9 +21,6 @@ func unicodeChar(r rune, first bool) string {
 	case first && unicode.In(r, unicode.Mn, unicode.Mc):
 		return "a name does not start with a combining mark"
 	}
-	if k := norm.NFKC.String(string(r)); k != string(r) {
-		return fmt.Sprintf("a compatibility character: write %q", k)
-	}
 	return ""
 }
 
@@ -37,14 +35,14 @@ func blank(r rune) bool {
 }
 
 // unicodeName checks what concerns a Unicode name as a whole, once each
-// of its characters passed: NFC, one script, one decimal system.
+// of its characters passed: NFKC (no compatibility characters, NFC),
+// one script, one decimal system.
 func unicodeName(s string) error {
-	if !norm.NFC.IsNormalString(s) {
-		at := norm.NFC.QuickSpanString(s)
-		r := []rune(s[at:])[0]
-		return &Error{Name: s, At: at, Rune: r, Why: fmt.Sprintf("the name is not in Unicode normalization form C (NFC): write it composed, %q", norm.NFC.String(s))}
+	if !norm.NFKC.IsNormalString(s) {
+		return notNFKC(s)
 	}
 	var seen []string
+	last := ""
 	zero := rune(-1)
 	for i, r := range s {
 		if unicode.Is(unicode.Nd, r) {
@@ -54,8 +52,12 @@ func unicodeName(s string) error {
 				return &Error{Name: s, At: i, Rune: r, Why: fmt.Sprintf("a digit of another decimal system than %s's", Describe(zero))}
 			}
 		}
-		sc := scriptOf(r)
-		if sc == "" || slices.Contains(seen, sc) {
+		sc := scriptOf(r, last)
+		if sc == "" {
+			continue
+		}
+		last = sc
+		if slices.Contains(seen, sc) {
 			continue
 		}
 		if !covered(append(seen, sc)) {
@@ -67,17 +69,34 @@ func unicodeName(s string) error {
 	return nil
 }
 
+// notNFKC says why s, which NFKC changes, is refused: a compatibility
+// character in it, else a sequence that is not composed (NFC).
+func notNFKC(s string) error {
+	for i, r := range s {
+		if k := norm.NFKC.String(string(r)); k != string(r) {
+			return &Error{Name: s, At: i, Rune: r, Why: fmt.Sprintf("a compatibility character: write %q", k)}
+		}
+	}
+	at := norm.NFC.QuickSpanString(s)
+	r, _ := utf8.DecodeRuneInString(s[at:])
+	return &Error{Name: s, At: at, Rune: r, Why: fmt.Sprintf("the name is not in Unicode normalization form C (NFC): write it composed, %q", norm.NFC.String(s))}
+}
+
 // restrictive are the scripts of TS #39's Highly Restrictive level,
 // which may make one name together.
 var restrictive = [...][]string{{"Latin", "Han", "Hiragana", "Katakana"}, {"Latin", "Han", "Bopomofo"}, {"Latin", "Han", "Hangul"}}
 
 // scriptOf returns the name of r's script; "" for Common and Inherited,
-// which go with any.
-func scriptOf(r rune) string {
+// which go with any. The script of the character before, last, is
+// looked at first: a name's letters are mostly of one script.
+func scriptOf(r rune, last string) string {
+	if last != "" && unicode.Is(unicode.Scripts[last], r) {
+		return last
+	}
 	if unicode.In(r, unicode.Common, unicode.Inherited) {
 		return ""
 	}
-	for _, n := range restrictive[0] {
+	for _, n := range [...]string{"Latin", "Cyrillic", "Greek", "Han", "Hiragana", "Katakana", "Hangul", "Arabic", "Hebrew", "Devanagari"} {
 		if unicode.Is(unicode.Scripts[n], r) {
 			return n
 		}
