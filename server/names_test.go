@@ -2,10 +2,17 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
+	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/token"
 )
 
 // proxyWhoami asks whoami as the proxy's user name.
@@ -136,5 +143,30 @@ func TestConfigNames(t *testing.T) {
 	}
 	if _, err := ParseConfig("c.yaml", []byte("names: {unicode: true}\nreaders: [tralice, jürgen, Иван, 山田, bob1, bobl]\n")); err != nil {
 		t.Error(err)
+	}
+}
+
+// A browser session signed in under a name the server no longer takes
+// (names tightened since) is refused as the token would be.
+func TestNamesSession(t *testing.T) {
+	e := newEnv(t, testRoles)
+	secret := e.token("alice", nil, time.Hour, false)
+	hash, err := token.Parse(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, user := range []string{"alice", "trаlice"} {
+		refused := i == 1
+		cookie := sessionPrefix + strconv.Itoa(i)
+		sn := &store.Session{Hash: sha256.Sum256([]byte(cookie)), TokenHash: hash, User: user, ExpiresAt: time.Now().Add(time.Hour)}
+		if err := e.db.CreateSession(context.Background(), sn); err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest("GET", "/", nil)
+		r.AddCookie(&http.Cookie{Name: SessionCookie, Value: cookie})
+		p, _, err := e.srv.Browser(r)
+		if got := errors.Is(err, ErrNameRefused); got != refused || !refused && (err != nil || p.Name != user) {
+			t.Errorf("a session of %q: %v %v", user, p, err)
+		}
 	}
 }

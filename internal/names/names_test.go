@@ -6,13 +6,30 @@ import (
 	"testing"
 )
 
-func TestCheckDefault(t *testing.T) {
-	for _, ok := range []string{"alice", "chatops-bot", "alice@example.com", "svc_deploy", "a.b", "_svc", "1alice", "A", strings.Repeat("a", MaxLen)} {
-		if err := Check(ok); err != nil {
-			t.Errorf("%q: %v", ok, err)
+// checkProfile checks that p takes each of ok, and refuses each of bad
+// with a *Error saying what it maps to.
+func checkProfile(t *testing.T, p Profile, ok []string, bad map[string]string) {
+	t.Helper()
+	for _, s := range ok {
+		if err := p.Check(s); err != nil {
+			t.Errorf("%q: %v", s, err)
 		}
 	}
-	for bad, want := range map[string]string{
+	for s, want := range bad {
+		err := p.Check(s)
+		var ne *Error
+		if !errors.As(err, &ne) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v; want a *Error saying %q", s, err, want)
+		}
+	}
+}
+
+func TestCheckDefault(t *testing.T) {
+	if err := Check("alice"); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	ok := []string{"alice", "chatops-bot", "alice@example.com", "svc_deploy", "a.b", "_svc", "1alice", "A", strings.Repeat("a", MaxLen)}
+	checkProfile(t, Profile{}, ok, map[string]string{
 		"":                            "empty name",
 		"a b":                         "U+0020 SPACE at byte 2: not in a name",
 		"a\nb":                        "U+000A (a control character) at byte 2",
@@ -33,25 +50,12 @@ func TestCheckDefault(t *testing.T) {
 		"a\u202eb":                    "U+202E RIGHT-TO-LEFT OVERRIDE at byte 2",
 		"bob$":                        "U+0024 DOLLAR SIGN at byte 4",
 		strings.Repeat("a", 1+MaxLen): "longer than 128 bytes",
-	} {
-		err := Check(bad)
-		var ne *Error
-		if !errors.As(err, &ne) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: got %v; want a *Error saying %q", bad, err, want)
-		}
-	}
+	})
 }
 
 func TestCheckUnicode(t *testing.T) {
-	p := Profile{Unicode: true}
-	for _, ok := range []string{
-		"alice", "jürgen", "Иван", "αλέξης", "山田", "山田タロウ", "yamadaタロウ", "김민준", "ᎠᎪᏙᎬ", "ցօ", "১২৩", "李.wei",
-	} {
-		if err := p.Check(ok); err != nil {
-			t.Errorf("%q: %v", ok, err)
-		}
-	}
-	for bad, want := range map[string]string{
+	ok := []string{"alice", "jürgen", "Иван", "αλέξης", "山田", "山田タロウ", "yamadaタロウ", "김민준", "ᎠᎪᏙᎬ", "ցօ", "১২৩", "李.wei"}
+	checkProfile(t, Profile{Unicode: true}, ok, map[string]string{
 		"trаlice":      "U+0430 CYRILLIC SMALL LETTER A at byte 3: Cyrillic among Latin: a name is written in one script",
 		"раypal":       "U+0079 LATIN SMALL LETTER Y at byte 5: Latin among Cyrillic",
 		"Ωmega":        "U+006D LATIN SMALL LETTER M at byte 3: Latin among Greek",
@@ -74,13 +78,7 @@ func TestCheckUnicode(t *testing.T) {
 		"a b":          "U+0020 SPACE at byte 2",
 		"group:山田":     "U+003A COLON at byte 6",
 		"a\u2028b":     "U+2028 LINE SEPARATOR at byte 2",
-	} {
-		err := p.Check(bad)
-		var ne *Error
-		if !errors.As(err, &ne) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: got %v; want a *Error saying %q", bad, err, want)
-		}
-	}
+	})
 }
 
 func TestKnownLookAlikes(t *testing.T) {
