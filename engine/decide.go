@@ -78,7 +78,7 @@ func kind(action store.Action) store.Kind {
 // deciding the same call, exactly one succeeds; the others get a
 // *store.ConflictError.
 func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error) {
-	if err := checkBy(d.By); err != nil {
+	if err := e.checkBy(d.By); err != nil {
 		return nil, err
 	}
 	r, t, err := e.touch(ctx, d.RunID)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
 )
@@ -50,6 +51,9 @@ type Config struct {
 	// every spec, besides each spec's policy.delegates (the
 	// administrator's file).
 	Delegates []string
+	// Names is what a name given to act on behalf of (--as) may hold;
+	// default: ASCII (names.Profile). A server sets its own.
+	Names names.Profile
 	// Groups returns the OS groups of a user, for approvers such as
 	// group:sre; default: the system's (os/user).
 	Groups func(user string) ([]string, error)
@@ -125,6 +129,7 @@ type Engine struct {
 	emitMu  sync.Mutex // serialises onEvent
 
 	delegates []string
+	names     names.Profile
 	groups    func(string) ([]string, error)
 	limits    Limits
 	replay    string
@@ -180,6 +185,7 @@ func New(st store.Store, cfg Config) *Engine {
 		busy:    cfg.Busy,
 
 		delegates:    cfg.Delegates,
+		names:        cfg.Names,
 		groups:       cfg.Groups,
 		limits:       cfg.Limits,
 		replay:       cfg.Replay,
@@ -210,6 +216,10 @@ func (e *Engine) Busy() bool { return e.inflight.Load() > 0 }
 // Compile compiles a spec with the engine's model providers and
 // toolkits.
 func (e *Engine) Compile(s *spec.Spec) (*Graph, error) { return Compile(s, e.models, e.kits) }
+
+// Names is the profile names given to act on behalf of are checked
+// against (Config.Names).
+func (e *Engine) Names() names.Profile { return e.names }
 
 // newRunID returns a new run id: a ULID, sortable by creation time and
 // carrying 80 random bits.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -328,15 +327,16 @@ func (e *Engine) onBehalf(g *Graph, by, osUser string, auth *Authority) string {
 		osUser, by, orNone(g.spec.Policy.Delegates), orNone(e.delegates))
 }
 
-// checkBy refuses a name given to act on behalf of (--as) that could
-// not name a user: a space, a colon or a control character in it would
-// forge or garble the audit trail's lines.
-func checkBy(by string) error {
+// checkBy refuses a name given to act on behalf of (--as) that is not
+// a name of the engine's profile: a space, a colon or a control
+// character in it would forge or garble the audit trail's lines, a
+// look-alike letter make it pass for another user.
+func (e *Engine) checkBy(by string) error {
 	if by == "" {
 		return nil
 	}
-	if err := names.Check(by); err != nil {
-		return usagef("on behalf of %q: %v: nothing was recorded", by, err)
+	if err := e.names.Check(by); err != nil {
+		return usagef("--as %q: %v: nothing was recorded", by, err)
 	}
 	return nil
 }

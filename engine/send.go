@@ -34,7 +34,7 @@ type Message struct {
 // run suspended and says why. Approvals are never granted from text: a
 // call waiting for approval still needs agentctl approve.
 func (e *Engine) Send(ctx context.Context, m Message) (*RunView, error) {
-	if err := checkBy(m.By); err != nil {
+	if err := e.checkBy(m.By); err != nil {
 		return nil, err
 	}
 	r, t, err := e.touch(ctx, m.RunID)

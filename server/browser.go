@@ -110,6 +110,9 @@ func (s *Server) Browser(r *http.Request) (*Principal, string, error) {
 		case s.now().Before(sn.ExpiresAt):
 			t, err := s.store.TokenByHash(r.Context(), sn.TokenHash)
 			if err == nil && t.RevokedAt.IsZero() && s.now().Before(t.ExpiresAt) {
+				if err := s.checkName(r.Context(), "token "+t.ID+": user", sn.User, noTokens); err != nil {
+					return nil, "", err // signed in before the server took names otherwise
+				}
 				return &Principal{Name: sn.User, Groups: sn.Groups, Via: ViaToken, hash: sn.TokenHash, expires: sn.ExpiresAt,
 					session: sn.Hash}, c.Value, nil
 			}

@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentctl/agentctl/internal/duration"
+	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/notify"
 	"github.com/agentctl/agentctl/spec"
 )
@@ -66,6 +67,9 @@ type Config struct {
 	Authors   []string `yaml:"authors"`
 	Approvers []string `yaml:"approvers"`
 	Delegates []string `yaml:"delegates"`
+	// Names says which user and group names the server takes
+	// (docs/server.md#names).
+	Names NamesConfig `yaml:"names"`
 
 	// TrustProxyHeader names the header an authenticating proxy sets,
 	// and the addresses it connects from.
@@ -102,6 +106,7 @@ type Config struct {
 	maxBody   int64            // Limits.MaxBody parsed
 	maxInput  int64            // Limits.MaxInput parsed
 	wait      [2]time.Duration // Limits.Wait and MaxWait parsed
+	known     names.Known      // the names the configuration gives
 }
 
 // TLSConfig names a certificate and its key (PEM files).
@@ -278,14 +283,7 @@ func (c *Config) check(p *checker, root *yaml.Node) {
 		}
 		c.socketMod = os.FileMode(m)
 	}
-	for _, role := range []string{"readers", "runners", "authors", "approvers", "delegates", "proxyUsers"} {
-		n := find(root, role)
-		for i, name := range c.role(role) {
-			if strings.TrimSpace(name) == "" || strings.TrimPrefix(name, "group:") == "" || strings.ContainsAny(name, " \t,") {
-				p.add(item(n, i), "%s: %q is not a user or group:NAME", role, name)
-			}
-		}
-	}
+	c.checkRoles(p, root)
 	if h := c.TrustProxyHeader; h != nil {
 		c.checkProxy(p, find(root, "trustProxyHeader"))
 	}

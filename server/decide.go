@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -11,7 +12,6 @@ import (
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/internal/duration"
-	"github.com/agentctl/agentctl/internal/names"
 )
 
 // waitOf reads ?wait=: how long a request waits for its run to come to
@@ -28,15 +28,17 @@ func (s *Server) waitOf(r *http.Request) (time.Duration, error) {
 	return min(d, s.cfg.wait[1]), nil
 }
 
-// checkAs refuses an "as" that could not name a user (names.Check).
-func checkAs(as string) error {
+// checkAs refuses an "as" that could not name a user (checkName).
+func (s *Server) checkAs(ctx context.Context, as string) error {
 	if as == "" {
 		return nil
 	}
-	if err := names.Check(as); err != nil {
-		return invalid(fmt.Sprintf("as %q: %v", as, err), api.Detail{Pointer: "/as", Message: err.Error()})
+	err := s.checkName(ctx, "as", as, freshTokens)
+	var ne *NameError
+	if errors.As(err, &ne) {
+		return invalid(err.Error(), api.Detail{Pointer: "/as", Message: ne.Err.Error()})
 	}
-	return nil
+	return err
 }
 
 // op is what a request asks the engine to do: it calls committed with the
@@ -159,7 +161,7 @@ func (s *Server) decide(action store.Action) handler {
 			field{"output", len(req.Output)}); err != nil {
 			return err
 		}
-		if err := checkAs(req.As); err != nil {
+		if err := s.checkAs(r.Context(), req.As); err != nil {
 			return err
 		}
 		id, err := s.resolveID(r, p, false)

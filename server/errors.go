@@ -70,6 +70,8 @@ func errorBody(err error) (int, api.Error, bool) {
 		if ae.status != 0 {
 			return ae.status, e, true
 		}
+	case errors.Is(err, ErrNameRefused):
+		e.Code, e.Hint = api.CodeForbidden, "docs/server.md#names says which names the server takes"
 	case errors.As(err, &auth):
 		e.Code, e.Hint = api.CodeUnauthenticated, auth.hint
 	case errors.As(err, &mbe):

@@ -169,7 +169,7 @@ func newEnv(t *testing.T, config string, hooks ...func(*Options)) *testEnv {
 		t.Fatal(err)
 	}
 	db := &fakeStore{DB: raw, tokens: map[[32]byte]*store.Token{}}
-	e := engine.New(db, engine.Config{})
+	e := engine.New(db, engine.Config{Names: cfg.NameProfile()})
 	specs := NewSpecs(cfg.Specs, 0, e.Compile)
 	log := slog.New(slog.DiscardHandler)
 	if testing.Verbose() {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/token"
 )
 
@@ -98,8 +97,11 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 	}
 	if fromProxy != "" {
 		name := strings.TrimSpace(fromProxy)
-		if names.Check(name) != nil || strings.Contains(name, token.Prefix) {
+		if strings.Contains(name, token.Prefix) {
 			return nil, &authError{msg: "the proxy's user header does not hold a user name"}
+		}
+		if err := s.checkName(r.Context(), "the proxy's header "+s.proxyHeader(), name, cachedTokens); err != nil {
+			return nil, err
 		}
 		return &Principal{Name: name, Via: ViaProxy}, nil
 	}
@@ -145,6 +147,16 @@ func (s *Server) bearer(ctx context.Context, auth string) (*Principal, error) {
 	now := s.now()
 	if !token.Equal(t.Hash, hash) || !t.RevokedAt.IsZero() || !now.Before(t.ExpiresAt) {
 		return nil, errBadToken
+	}
+	// Tokens were checked against each other as they were made (token
+	// create): here, against the profile and the known principals.
+	if err := s.checkName(ctx, "token "+t.ID+": user", t.User, noTokens); err != nil {
+		return nil, err
+	}
+	for _, g := range t.Groups {
+		if err := s.checkName(ctx, "token "+t.ID+": group", g, noTokens); err != nil {
+			return nil, err
+		}
 	}
 	return &Principal{Name: t.User, Groups: slices.Clone(t.Groups), Via: ViaToken, hash: hash, expires: t.ExpiresAt}, nil
 }

@@ -278,7 +278,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, p *Principal) erro
 	if err := s.checkSizes(0, field{"text", len(req.Text)}); err != nil {
 		return err
 	}
-	if err := checkAs(req.As); err != nil {
+	if err := s.checkAs(r.Context(), req.As); err != nil {
 		return err
 	}
 	id, err := s.resolve(r, p)

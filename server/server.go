@@ -93,6 +93,8 @@ type Server struct {
 	// restart, asks for a reload.
 	csrfKey [32]byte
 
+	tokenNames tokenNames // for the look-alike check of the proxy's names
+
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by Stop
 	bg       sync.WaitGroup
@@ -102,6 +104,9 @@ type Server struct {
 func New(o Options) (*Server, error) {
 	if o.Store == nil || o.Engine == nil || o.Config == nil {
 		return nil, errors.New("server: Store, Engine and Config are required")
+	}
+	if o.Engine.Names() != o.Config.NameProfile() {
+		return nil, errors.New("server: the engine checks names (engine.Config.Names) otherwise than the configuration says (names:)")
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)

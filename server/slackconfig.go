@@ -10,7 +10,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/notify"
 )
 
@@ -58,9 +57,7 @@ func (c *Config) checkSlack(p *checker, root *yaml.Node) {
 			if !slackUserID().MatchString(id) {
 				p.add(at, "slack.users: %q is not a Slack user id (U or W, then capitals and digits, such as U024BE7LH)", id)
 			}
-			if err := names.Check(sc.Users[id]); err != nil {
-				p.add(at, "slack.users.%s: %q: %v", id, sc.Users[id], err)
-			}
+			c.checkName(p, at, "slack.users."+id, sc.Users[id], false)
 		}
 	}
 	list := find(root, "notify")

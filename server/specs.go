@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/internal/names"
 	"github.com/agentctl/agentctl/spec"
 )
 
@@ -20,6 +21,7 @@ type Specs struct {
 
 	mu    sync.RWMutex
 	graph *engine.Graph
+	known *names.Known // the users and groups the specs name
 }
 
 // NewSpecs returns the specs of paths, not loaded yet; compile is the
@@ -35,7 +37,7 @@ func (s *Specs) Load(log *slog.Logger) error {
 	if len(s.paths) == 0 {
 		return nil // no specs: runs start from uploaded specs only
 	}
-	g, err := s.load()
+	g, known, err := s.load()
 	if err != nil {
 		var se spec.Errors
 		if errors.As(err, &se) {
@@ -51,22 +53,37 @@ func (s *Specs) Load(log *slog.Logger) error {
 		return err
 	}
 	s.mu.Lock()
-	s.graph = g
+	s.graph, s.known = g, known
 	s.mu.Unlock()
 	log.Info("specs loaded", "agents", g.Agents())
 	return nil
 }
 
-func (s *Specs) load() (*engine.Graph, error) {
+func (s *Specs) load() (*engine.Graph, *names.Known, error) {
 	sp, err := spec.Files{MaxFile: s.maxFile}.Load(s.paths...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g, err := s.compile(sp)
 	if err != nil {
-		return nil, fmt.Errorf("compile the specs: %w", err)
+		return nil, nil, fmt.Errorf("compile the specs: %w", err)
 	}
-	return g, nil
+	known := &names.Known{}
+	for _, n := range sp.Names() {
+		_ = known.Add(n, "named by the specs") // ASCII names: none looks like another
+	}
+	return g, known, nil
+}
+
+// LookAlike returns a *names.LookAlikeError when a user or group the
+// specs name looks like name (names.Known.LookAlike); else nil.
+func (s *Specs) LookAlike(name string) error {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.known.LookAlike(name)
 }
 
 // Graph returns the compiled specs, or nil when none are loaded.

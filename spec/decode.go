@@ -47,8 +47,9 @@ func validName(s string) bool {
 }
 
 func (d *decoder) file(f *file) {
-	for _, n := range items(field(field(f.root, "policy"), "delegates")) {
-		if n = scalar(n); n != nil && n.Value != "" && !slices.Contains(d.spec.Policy.Delegates, n.Value) {
+	for i, n := range items(field(field(f.root, "policy"), "delegates")) {
+		if n = scalar(n); n != nil && n.Value != "" && d.principal(f, n, fmt.Sprintf("policy.delegates.%d", i), n.Value, false) &&
+			!slices.Contains(d.spec.Policy.Delegates, n.Value) {
 			d.spec.Policy.Delegates = append(d.spec.Policy.Delegates, n.Value)
 			d.spec.Policy.DelegatePos = append(d.spec.Policy.DelegatePos, f.pos(n))
 		}

@@ -22,7 +22,7 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 		MaxSteps:            DefaultMaxSteps,
 		RequireToolApproval: boolean(field(v, "requireToolApproval")),
 		AutoResume:          boolean(field(v, "autoResume")),
-		Approvers:           approvers(field(v, "approvers")),
+		Approvers:           d.approvers(f, field(v, "approvers"), "agents."+k.Value+".approvers"),
 		SeparateDuties:      boolean(field(v, "separateDuties")),
 	}
 	d.ref(f, field(v, "model"), "model")

@@ -44,7 +44,7 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 // toolPolicy decodes who decides a tool's calls, when and how many.
 func (d *decoder) toolPolicy(f *file, v *yaml.Node, t *Tool, path string) {
 	t.Idempotent = boolean(field(v, "idempotent"))
-	t.Approvers = approvers(field(v, "approvers"))
+	t.Approvers = d.approvers(f, field(v, "approvers"), path+".approvers")
 	t.SeparateDuties = boolean(field(v, "separateDuties"))
 	t.Approvals = 1
 	if n := scalar(field(v, "approvals")); n != nil {

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"github.com/agentctl/agentctl/internal/duration"
+	"github.com/agentctl/agentctl/internal/names"
 
 	"errors"
 	"fmt"
@@ -210,20 +211,44 @@ func str(n *yaml.Node) string {
 	return n.Value
 }
 
-// approvers reads a list of approvers; the schema checks its shape.
-func approvers(n *yaml.Node) Approvers {
+// approvers reads a list of approvers at path; the schema checks its
+// shape, and each name is checked here (names.Check: a spec names users
+// and groups in ASCII, whatever a server allows).
+func (d *decoder) approvers(f *file, n *yaml.Node, path string) Approvers {
 	var a Approvers
-	for _, it := range items(n) {
+	for i, it := range items(n) {
 		if it = scalar(it); it == nil || it.Value == "" {
 			continue
 		}
-		if g, ok := strings.CutPrefix(it.Value, "group:"); ok {
+		g, group := strings.CutPrefix(it.Value, "group:")
+		if !d.principal(f, it, fmt.Sprintf("%s.%d", path, i), g, group) {
+			continue
+		}
+		if group {
 			a.Groups = append(a.Groups, g)
 		} else {
 			a.Users = append(a.Users, it.Value)
 		}
 	}
 	return a
+}
+
+// principal checks a user or group name written at n, and reports
+// whether it passes. A snapshot (Reload) is taken as it was accepted.
+func (d *decoder) principal(f *file, n *yaml.Node, path, name string, group bool) bool {
+	if d.trusted {
+		return true
+	}
+	err := names.Check(name)
+	if err == nil {
+		return true
+	}
+	what := "user"
+	if group {
+		what = "group"
+	}
+	d.errs.add(f.pos(n), "%s: %s %q: %v", path, what, name, err)
+	return false
 }
 
 func boolean(n *yaml.Node) bool {

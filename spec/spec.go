@@ -5,6 +5,8 @@
 package spec
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +30,30 @@ type Policy struct {
 	Delegates []string
 	// DelegatePos holds where each of Delegates is named.
 	DelegatePos []Pos
+}
+
+// Names are the user and group names the spec gives (groups without
+// their group: prefix), each once: its tools' and agents' approvers,
+// and policy.delegates.
+func (s *Spec) Names() []string {
+	var out []string
+	add := func(ns ...string) {
+		for _, n := range ns {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	add(s.Policy.Delegates...)
+	for _, k := range slices.Sorted(maps.Keys(s.Tools)) {
+		add(s.Tools[k].Approvers.Users...)
+		add(s.Tools[k].Approvers.Groups...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Agents)) {
+		add(s.Agents[k].Approvers.Users...)
+		add(s.Agents[k].Approvers.Groups...)
+	}
+	return out
 }
 
 // Approvers says who may decide a call: user names, and OS groups.

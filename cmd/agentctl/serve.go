@@ -209,7 +209,8 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	}
 	loops := &health.Loops{}
 	m := metrics.New(metrics.Options{Stats: ss.Stats, Loops: loops})
-	ecfg, err := a.traced(ctx, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop, Observer: m})
+	ecfg, err := a.traced(ctx, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits(), Stop: a.stop, Observer: m,
+		Names: cfg.NameProfile()})
 	if err != nil {
 		return err
 	}

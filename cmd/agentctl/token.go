@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,8 +33,11 @@ manager, the bot's environment as AGENTCTL_TOKEN). A note on stderr says
 its id and when it expires. It expires after --expires (default 90d; days
 accepted, at most 3650d); revoke it sooner with agentctl token revoke ID.
 
---user and each of --groups is a name without spaces, commas, colons or
-control characters.`
+--user and each of --groups is a name: ASCII letters, digits, '.', '_',
+'-' and '@', starting with a letter, a digit or '_'. --unicode takes
+the names a server with names: {unicode: true} takes (letters of one
+script), and refuses one that looks like the user or a group of another
+token. docs/server.md#names says more.`
 
 // maxTokenLife is the longest --expires: a token that outlives ten years
 // is a mistake.
@@ -57,6 +61,7 @@ func (a *app) tokenCmd() *cobra.Command {
 
 func (a *app) tokenCreateCmd() *cobra.Command {
 	var user, groups string
+	var profile names.Profile
 	expires := 90 * 24 * time.Hour
 	cmd := &cobra.Command{
 		Use:   "create --user NAME [--groups G1,G2] [--expires DURATION]",
@@ -66,12 +71,15 @@ func (a *app) tokenCreateCmd() *cobra.Command {
   AGENTCTL_TOKEN=$(agentctl token create --user chatops-bot --expires 30d)`,
 		Args: argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := newToken(user, groups, cmd.Flags().Changed("groups"), expires)
+			t, err := newToken(profile, user, groups, cmd.Flags().Changed("groups"), expires)
 			if err != nil {
 				return usageErr(err)
 			}
 			db, err := a.store(cmd.Context())
 			if err != nil {
+				return err
+			}
+			if err := lookAlikeToken(cmd.Context(), db, t); err != nil {
 				return err
 			}
 			secret, hash := token.New()
@@ -87,23 +95,24 @@ func (a *app) tokenCreateCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user the token authenticates (required)")
 	cmd.Flags().StringVar(&groups, "groups", "", "the user's groups, comma-separated")
+	cmd.Flags().BoolVar(&profile.Unicode, "unicode", false, "take Unicode names, as a server with names: {unicode: true} does")
 	cmd.Flags().Var(duration.Value{D: &expires}, "expires", "how long the token is valid, such as 90d, 12h or 1d12h (at most 3650d)")
 	return cmd
 }
 
 // newToken checks create's flags and returns the token they describe,
 // without its secret.
-func newToken(user, groups string, groupsGiven bool, expires time.Duration) (*store.Token, error) {
+func newToken(profile names.Profile, user, groups string, groupsGiven bool, expires time.Duration) (*store.Token, error) {
 	if user == "" {
 		return nil, errors.New("token create needs --user NAME")
 	}
-	if err := checkName(user); err != nil {
+	if err := profile.Check(user); err != nil {
 		return nil, fmt.Errorf("invalid --user %q: %w", user, err)
 	}
 	gs := []string{}
 	if groupsGiven {
 		for _, g := range strings.Split(groups, ",") {
-			if err := checkName(g); err != nil {
+			if err := profile.Check(g); err != nil {
 				return nil, fmt.Errorf("invalid --groups %q: group %q: %w", groups, g, err)
 			}
 			if !contains(gs, g) {
@@ -121,8 +130,34 @@ func newToken(user, groups string, groupsGiven bool, expires time.Duration) (*st
 	return &store.Token{User: user, Groups: gs, CreatedAt: now, ExpiresAt: now.Add(expires)}, nil
 }
 
-// checkName checks a user or group name (names.Check).
-func checkName(s string) error { return names.Check(s) }
+// lookAlikeToken refuses a token whose user or one of whose groups
+// looks like the user or a group of another token (names.Confusable:
+// only a name beyond ASCII can).
+func lookAlikeToken(ctx context.Context, db store.ServerStore, t *store.Token) error {
+	toks, err := db.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	mine := append([]string{t.User}, t.Groups...)
+	for _, o := range toks {
+		for j, other := range append([]string{o.User}, o.Groups...) {
+			for i, n := range mine {
+				if !names.Confusable(n, other) {
+					continue
+				}
+				flag, whose := "--user", "the user"
+				if i > 0 {
+					flag = "--groups"
+				}
+				if j > 0 {
+					whose = "a group"
+				}
+				return usageErr(fmt.Errorf("invalid %s: %q %v", flag, n, &names.LookAlikeError{Name: n, Other: other, Where: whose + " of token " + o.ID}))
+			}
+		}
+	}
+	return nil
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

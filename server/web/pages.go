@@ -244,7 +244,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusUnauthorized
 		case errors.Is(err, server.ErrSignInLimited):
 			status = http.StatusTooManyRequests
-		case errors.Is(err, server.ErrCrossSite):
+		case errors.Is(err, server.ErrCrossSite), errors.Is(err, server.ErrNameRefused):
 			status = http.StatusForbidden
 		}
 		u.page(w, r, status, "login", &view{Title: "Sign in", Login: &loginView{Next: next},

@@ -99,6 +99,10 @@ func (u *UI) handle(pattern string, h func(w http.ResponseWriter, r *http.Reques
 			return
 		}
 		p, session, err := u.s.Browser(r)
+		if errors.Is(err, server.ErrNameRefused) {
+			u.page(w, r, http.StatusForbidden, "error", &view{Title: "Name refused", Error: &problem{Message: err.Error(), Hint: "docs/server.md#names says which names the server takes"}})
+			return
+		}
 		if err != nil {
 			if r.Method == http.MethodGet && r.URL.Path != "/events" {
 				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
