@@ -152,31 +152,37 @@ func printDetail(a *app, d *engine.RunDetail) {
 	if len(d.Grants) > 0 {
 		fmt.Fprintf(w, "\napproved for the rest of the run: %s\n", strings.Join(d.Grants, ", "))
 	}
-	if len(d.Decisions) > 0 {
-		fmt.Fprintln(w, "\ndecisions")
-		for _, x := range d.Decisions {
-			by := oneLine(x.By, 200)
-			switch {
-			case x.OSUser == x.By:
-			case x.Via != "": // a server's principal, who need not be an OS user
-				by += " (as " + oneLine(x.OSUser, 200) + ", by " + x.Via + ")"
-			default:
-				by += " (as OS user " + oneLine(x.OSUser, 200) + ")"
-			}
-			fmt.Fprintf(w, "  %s  %s  %s  by %s", stamp(x.At), x.Action, x.CallID, by)
-			if x.Reason != "" {
-				fmt.Fprintf(w, "  reason: %s", oneLine(x.Reason, 200))
-			}
-			if x.RunID != d.RunID {
-				fmt.Fprintf(w, "  in %s (run %s)", strings.Join(x.Path, " > "), x.RunID)
-			}
-			fmt.Fprintln(w)
-			if len(x.ArgsAfter) > 0 {
-				fmt.Fprintf(w, "      args: %s -> %s\n", escaped(string(x.ArgsBefore), false), escaped(string(x.ArgsAfter), false))
-			}
-			if len(x.Data) > 0 {
-				fmt.Fprintf(w, "      data: %s\n", x.Data)
-			}
+	printDecisions(w, d)
+}
+
+// printDecisions prints the decisions of a run and its subtree.
+func printDecisions(w io.Writer, d *engine.RunDetail) {
+	if len(d.Decisions) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ndecisions")
+	for _, x := range d.Decisions {
+		by := oneLine(x.By, 200)
+		switch {
+		case x.OSUser == x.By:
+		case x.Via != "": // a server's principal, who need not be an OS user
+			by += " (as " + oneLine(x.OSUser, 200) + ", by " + x.Via + ")"
+		default:
+			by += " (as OS user " + oneLine(x.OSUser, 200) + ")"
+		}
+		fmt.Fprintf(w, "  %s  %s  %s  by %s", stamp(x.At), x.Action, x.CallID, by)
+		if x.Reason != "" {
+			fmt.Fprintf(w, "  reason: %s", oneLine(x.Reason, 200))
+		}
+		if x.RunID != d.RunID {
+			fmt.Fprintf(w, "  in %s (run %s)", strings.Join(x.Path, " > "), x.RunID)
+		}
+		fmt.Fprintln(w)
+		if len(x.ArgsAfter) > 0 {
+			fmt.Fprintf(w, "      args: %s -> %s\n", escaped(string(x.ArgsBefore), false), escaped(string(x.ArgsAfter), false))
+		}
+		if len(x.Data) > 0 {
+			fmt.Fprintf(w, "      data: %s\n", x.Data)
 		}
 	}
 }
