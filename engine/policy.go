@@ -193,7 +193,11 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 	if err != nil {
 		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
-	return decidersOf(g.policiesOf(r, c.Tool), r.StartedBy), nil
+	d := decidersOf(g.policiesOf(r, c.Tool), r.StartedBy)
+	if g.upload != nil {
+		d.NotBy = g.upload.By // an upload's author never approves its calls
+	}
+	return d, nil
 }
 
 // decidersOf says who may decide under policies ps in a run started by

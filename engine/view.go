@@ -307,6 +307,9 @@ func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
 			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
 		}
 		p.NotBy = d.NotBy
+		if g.upload != nil {
+			p.NotBy = g.upload.By
+		}
 	}
 }
 

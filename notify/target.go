@@ -279,7 +279,11 @@ func (t Target) Resolve(env func(string) (string, bool), base []string, bot *Bot
 		if err != nil {
 			return nil, fmt.Errorf("webhook.secret: %w", err)
 		}
-		return Webhook{URL: u, Key: key, AllowPrivate: t.AllowPrivate}.Send, nil
+		w := Webhook{URL: u, Key: key, AllowPrivate: t.AllowPrivate}
+		if name, ok := EnvName(t.Webhook.URL); ok {
+			w.Name = "[env." + name + "]" // the URL is a secret: no part of it is printed
+		}
+		return w.Send, nil
 	case t.Slack != nil && t.Slack.Channel != "":
 		return t.channelSender(bot)
 	case t.Slack != nil:

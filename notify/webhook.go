@@ -219,6 +219,10 @@ type Webhook struct {
 	// is its own transport's business.
 	Client       *http.Client
 	AllowPrivate bool
+	// Name is how errors name the target, such as [env.HOOK_URL] for a
+	// URL that is a secret: then no part of the URL is ever printed.
+	// Empty: scheme://host/path.
+	Name string
 }
 
 // Send makes one attempt to deliver m: a POST of m.Body() with
@@ -243,7 +247,10 @@ func (w Webhook) Send(ctx context.Context, m *Message, now time.Time) error {
 	if err != nil {
 		return &SendError{Target: "webhook", Permanent: true, Err: err}
 	}
-	name := "webhook " + safeURL(u, true)
+	name, hide := "webhook "+safeURL(u, true), hidden(u, false)
+	if w.Name != "" {
+		name, hide = "webhook "+w.Name, append(hidden(u, true), u.Host, u.Hostname())
+	}
 	switch {
 	case m == nil:
 		return &SendError{Target: name, Permanent: true, Err: errors.New("no message")}
@@ -258,7 +265,7 @@ func (w Webhook) Send(ctx context.Context, m *Message, now time.Time) error {
 	h.Set(HeaderID, m.ID)
 	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 	h.Set(HeaderSignature, Sign(w.Key, m.ID, now, body))
-	return post(ctx, sendClient(w.Client, w.AllowPrivate), u, h, body, now, name, hidden(u, false))
+	return post(ctx, sendClient(w.Client, w.AllowPrivate), u, h, body, now, name, hide)
 }
 
 // sendClient returns c, or when nil the guarded client of one attempt.

@@ -427,3 +427,31 @@ func TestErrorExcerpt(t *testing.T) {
 		})
 	}
 }
+
+// A webhook whose URL is a secret (${{ env.NAME }}) is named [env.NAME]
+// in every error: no part of the URL, its host or path included, is
+// printed (the address it was refused for may be), whatever the URL
+// holds (found by an attack: a URL with
+// userinfo or a query was printed as scheme://host/path).
+func TestSecretURLNeverPrinted(t *testing.T) {
+	url := "http://u:pw@127.0.0.1:1/hooks/SECRETPATH-abc123?token=Q"
+	tg := Target{On: []Type{Approval}, Webhook: &WebhookTarget{URL: "${{ env.W }}", Secret: "${{ env.S }}"}}
+	env := map[string]string{"W": url, "S": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+	send, err := tg.Resolve(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = send(t.Context(), sampleApproval(), time.Now())
+	if err == nil {
+		t.Fatal("a loopback address without allowPrivate was delivered to")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "[env.W]") {
+		t.Errorf("the error does not name the target [env.W]: %s", msg)
+	}
+	for _, part := range []string{"SECRETPATH", "hooks", "token=Q", "pw"} {
+		if strings.Contains(msg, part) {
+			t.Errorf("the error shows %q: %s", part, msg)
+		}
+	}
+}

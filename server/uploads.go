@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/notify"
 	"github.com/agentctl/agentctl/spec"
 )
@@ -211,8 +212,19 @@ func (s *Server) uploadProblems(sp *spec.Spec) spec.Errors {
 		switch {
 		case m.Provider == spec.ProviderReplay:
 			add(m.Pos, "model %s: the replay provider reads a file on the server: uploads may not use it", name)
-		case m.BaseURL != "" && !s.hostAllowed(m.BaseURL):
-			add(m.Pos, "model %s: baseURL %s is not a host uploads may reach (uploads.hosts: %s)", name, m.BaseURL, orNone(u.Hosts))
+		case !spec.Hosted(m.Provider):
+		case !s.hostAllowed(model.BaseURL(m)):
+			add(m.Pos, "model %s: %s is not a host uploads may reach (uploads.hosts: %s)", name, model.BaseURL(m), orNone(u.Hosts))
+		}
+		if m.APIKey == nil {
+			// No apiKey: the provider's usual variables, as listed ones.
+			for _, v := range model.KeyVars(m) {
+				if what, secret := secrets[v]; secret {
+					add(m.Pos, "model %s (its provider's key) reads env %s, a secret of agentctl serve (%s): no spec may read it", name, v, what)
+				} else if !slices.Contains(u.Env, v) {
+					add(m.Pos, "model %s names no apiKey, so it would read env %s, which uploads may not read (uploads.env: %s)", name, v, orNone(u.Env))
+				}
+			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Agents)) {
@@ -252,6 +264,8 @@ func (s *Server) toolProblems(t *spec.Tool, add func(spec.Pos, string, ...any)) 
 	switch {
 	case t.HTTP != nil && !s.hostAllowed(t.HTTP.Origin):
 		add(t.Pos, "tool %s: %s is not a host uploads may reach (uploads.hosts: %s)", t.Name, t.HTTP.Origin, orNone(u.Hosts))
+	case t.File != nil && !filepath.IsAbs(t.File.RootAsWritten):
+		add(t.Pos, "tool %s: root %s: an upload's file root is absolute (a relative one would resolve against whichever process runs it)", t.Name, t.File.RootAsWritten)
 	case t.File != nil && !under(t.File.Root, u.Roots):
 		add(t.Pos, "tool %s: root %s is not in a directory uploads may use (uploads.roots: %s)", t.Name, t.File.Root, orNone(u.Roots))
 	case t.MCP != nil && t.MCP.URL != "" && !s.hostAllowed(t.MCP.URL):

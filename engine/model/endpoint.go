@@ -50,6 +50,10 @@ func baseURL(m *spec.Model) string {
 	return strings.TrimRight(u, "/")
 }
 
+// BaseURL returns the endpoint a hosted model is called at: its baseURL,
+// else its provider's own.
+func BaseURL(m *spec.Model) string { return baseURL(m) }
+
 // KeyVars names the environment variables a model's API key comes from:
 // those its apiKey reads, else its provider's usual ones; none for a
 // scripted or replayed model, which takes no key. Their values are

@@ -2,6 +2,8 @@ package model
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -36,7 +38,22 @@ func newClient(retries int, timeout time.Duration) *http.Client {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	return &http.Client{Timeout: timeout, Transport: &retrying{base: http.DefaultTransport, retries: retries}}
+	return &http.Client{Timeout: timeout, Transport: &retrying{base: http.DefaultTransport, retries: retries}, CheckRedirect: sameOrigin}
+}
+
+// sameOrigin follows a redirect only to the origin (scheme, host and
+// port) of the first request: a model's endpoint that redirects
+// elsewhere would take its key there (Go keeps Authorization when only
+// the port differs).
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	switch {
+	case len(via) >= 10:
+		return errors.New("stopped after 10 redirects")
+	case req.URL.Scheme != first.Scheme || req.URL.Host != first.Host:
+		return fmt.Errorf("a redirect to %s://%s refused: a model's requests stay on %s://%s", req.URL.Scheme, req.URL.Host, first.Scheme, first.Host)
+	}
+	return nil
 }
 
 func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -107,3 +107,45 @@ func TestSleepStopsOnCancel(t *testing.T) {
 		t.Fatalf("sleep = %v, want context.Canceled", err)
 	}
 }
+
+// A model's endpoint that redirects to another origin (here another
+// port of the same host, where Go would keep Authorization) is not
+// followed: the key never reaches it. One on the same origin is.
+func TestRedirectStaysOnOrigin(t *testing.T) {
+	var stolen atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			stolen.Add(1)
+		}
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			http.Redirect(w, r, "/ok", http.StatusTemporaryRedirect)
+			return
+		}
+		if r.URL.Path == "/ok" {
+			return
+		}
+		http.Redirect(w, r, other.URL+"/v1", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	c := newClient(0, 5*time.Second)
+	req, _ := http.NewRequest("GET", srv.URL+"/v1", nil)
+	req.Header.Set("Authorization", "Bearer sk-secret")
+	if resp, err := c.Do(req); err == nil {
+		resp.Body.Close()
+		t.Error("a redirect to another origin was followed")
+	} else if !strings.Contains(err.Error(), "a redirect to http://"+strings.TrimPrefix(other.URL, "http://")+" refused") {
+		t.Errorf("error: %v", err)
+	}
+	if stolen.Load() != 0 {
+		t.Error("the key reached the other origin")
+	}
+	req, _ = http.NewRequest("GET", srv.URL+"/same", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("a redirect on the same origin: %v", err)
+	}
+	resp.Body.Close()
+}

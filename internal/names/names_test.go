@@ -78,6 +78,9 @@ func TestCheckUnicode(t *testing.T) {
 		"a b":          "U+0020 SPACE at byte 2",
 		"group:山田":     "U+003A COLON at byte 6",
 		"a\u2028b":     "U+2028 LINE SEPARATOR at byte 2",
+		"ali\u0307ce":  "U+0307 COMBINING DOT ABOVE at byte 4: a mark above after U+0069 LATIN SMALL LETTER I, which has a dot of its own",
+		"ij\u0301":     "U+0301 COMBINING ACUTE ACCENT at byte 3: a mark above after U+006A LATIN SMALL LETTER J",
+		"Ивані\u0307":  "U+0307 COMBINING DOT ABOVE at byte 11: a mark above after U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I",
 	})
 }
 

@@ -43,8 +43,13 @@ func unicodeName(s string) error {
 	}
 	var seen []string
 	last := ""
-	zero := rune(-1)
+	zero, prev := rune(-1), rune(-1)
 	for i, r := range s {
+		if unicode.Is(unicode.Soft_Dotted, prev) && unicode.Is(unicode.Mn, r) && norm.NFD.PropertiesString(string(r)).CCC() == 230 {
+			// ı̇ or i̇ reads as i (UTS #39, 5.4): its skeleton does not say so.
+			return &Error{Name: s, At: i, Rune: r, Why: fmt.Sprintf("a mark above after %s, which has a dot of its own: it reads as the letter alone", Describe(prev))}
+		}
+		prev = r
 		if unicode.Is(unicode.Nd, r) {
 			if z := zeroOf(r); zero < 0 {
 				zero = z

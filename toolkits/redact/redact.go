@@ -278,15 +278,16 @@ func (w *builder) view() view { return view{w.b.String(), w.from, w.to} }
 // decoded returns s with its text escapes undone: JSON escapes (\u00e4 in
 // either case, surrogate pairs, \/, \", \\, \n ...), their backslash
 // itself escaped up to twice (JSON inside JSON, as a tool's JSON output
-// stands in an exec result), and percent-encoding in either case. Text
-// without a backslash or % is its own view.
+// stands in an exec result), percent-encoding in either case, and HTML
+// character references (&#43;, &#x2B;, &amp; &lt; &gt; &quot; &apos;).
+// Text without a backslash, % or & is its own view.
 func decoded(s string) view {
-	if !strings.ContainsAny(s, `\%`) {
+	if !strings.ContainsAny(s, `\%&`) {
 		return view{text: s}
 	}
 	w := newBuilder(len(s))
 	for i := 0; i < len(s); {
-		if j := strings.IndexAny(s[i:], `\%`); j != 0 {
+		if j := strings.IndexAny(s[i:], `\%&`); j != 0 {
 			if j < 0 {
 				j = len(s) - i
 			}
@@ -304,6 +305,9 @@ func decoded(s string) view {
 // unescape decodes the escape s starts with, if any: what it stands for
 // and how many bytes it takes; otherwise s's first byte.
 func unescape(s string) (string, int) {
+	if s[0] == '&' {
+		return htmlRef(s)
+	}
 	if s[0] == '%' && len(s) >= 3 && isHex(s[1:3]) {
 		b, _ := hex.DecodeString(s[1:3])
 		return string(b), 3
@@ -337,6 +341,34 @@ func unescape(s string) (string, int) {
 		n += m
 	}
 	return string(r), n
+}
+
+// htmlNamed are the named character references HTML escapers write.
+var htmlNamed = map[string]string{"amp": "&", "lt": "<", "gt": ">", "quot": `"`, "apos": "'"}
+
+// htmlRef decodes the HTML character reference s starts with (&#43;,
+// &#x2b;, &amp;): what it stands for and its length; otherwise "&", 1.
+func htmlRef(s string) (string, int) {
+	end := strings.IndexByte(s[:min(len(s), 12)], ';')
+	if end < 2 {
+		return s[:1], 1
+	}
+	body := s[1:end]
+	if v, ok := htmlNamed[body]; ok {
+		return v, end + 1
+	}
+	if body[0] != '#' || len(body) < 2 {
+		return s[:1], 1
+	}
+	digits, base := body[1:], 10
+	if digits[0] == 'x' || digits[0] == 'X' {
+		digits, base = digits[1:], 16
+	}
+	u, err := strconv.ParseUint(digits, base, 32)
+	if err != nil || digits == "" || !utf8.ValidRune(rune(u)) {
+		return s[:1], 1
+	}
+	return string(rune(u)), end + 1
 }
 
 // lowSurrogate reads the \u escape of a low surrogate s starts with: its

@@ -166,3 +166,36 @@ func BenchmarkCut64K(b *testing.B) {
 		r.Cut(text)
 	}
 }
+
+// A secret written as HTML writes it, with numeric character references
+// (html/template writes + as &#43;) or every character one, is cut; so
+// is one split inside a reference across stream pieces (found by an
+// attack).
+func TestHTMLReferences(t *testing.T) {
+	key := "sk-atk+Q9z/Wm3&Lp8<Xr~?>j1"
+	env := map[string]string{"K": key}
+	var every strings.Builder
+	for _, r := range key {
+		fmt.Fprintf(&every, "&#%d;", r)
+	}
+	for _, text := range []string{
+		"a sk-atk&#43;Q9z/Wm3&amp;Lp8&lt;Xr~?&gt;j1 b",
+		"a sk-atk&#x2B;Q9z/Wm3&amp;Lp8&#60;Xr~?&#x3e;j1 b",
+		"a " + every.String() + " b",
+	} {
+		if got := String(text, []string{"K"}, env); got != "a [env.K] b" {
+			t.Errorf("%s: cut to %s", text, got)
+		}
+		r := New([]string{"K"}, env)
+		for cut := 1; cut < len(text); cut++ {
+			st := r.Stream()
+			out := st.Next(text[:cut]) + st.Next(text[cut:]) + st.End()
+			if out != "a [env.K] b" {
+				t.Fatalf("%s split at %d: streamed as %s", text, cut, out)
+			}
+		}
+	}
+	if got := String("fish &amp; chips &#38; &bogus; &#xZZ;", []string{"K"}, env); got != "fish &amp; chips &#38; &bogus; &#xZZ;" {
+		t.Errorf("text without the key changed: %s", got)
+	}
+}

@@ -25,7 +25,7 @@ func (s *Stream) Next(piece string) string {
 	s.text += piece
 	clean, hold := s.r.open(s.text)
 	out := s.emit(s.text[:clean], hold)
-	if hold == clean || !strings.ContainsAny(s.text[max(0, hold-16):hold], "\\%\r") {
+	if hold == clean || !strings.ContainsAny(s.text[max(0, hold-16):hold], "\\%\r&") {
 		// Nothing before hold can matter any more: every form of a
 		// secret that starts before it was cut or shown whole, and no
 		// escape or line break the renditions read straddles it (clean
@@ -117,6 +117,11 @@ func begins(v view, forms []string, none int) int {
 func partialTail(s string) int {
 	for k := max(0, len(s)-16); k < len(s); k++ {
 		if partialEscape(s[k:]) {
+			// The whole run of backslashes it ends is held: shown in
+			// part, the rest would pair up otherwise (\\u0070).
+			for k > 0 && s[k-1] == '\\' && s[k] == '\\' {
+				k--
+			}
 			return len(s) - k
 		}
 	}
@@ -127,6 +132,8 @@ func partialTail(s string) int {
 // break, not all of it.
 func partialEscape(t string) bool {
 	switch t[0] {
+	case '&': // an HTML character reference not yet ended by ;
+		return len(t) < 12 && !strings.ContainsAny(t[1:], "; &") && htmlRefStart(t[1:])
 	case '%':
 		return len(t) < 3 && isHex(t[1:])
 	case '\r':
@@ -161,6 +168,24 @@ func partialEscape(t string) bool {
 		return true
 	}
 	return low[m] == 'u' && len(low) < m+5 && isHex(low[m+1:])
+}
+
+// htmlRefStart reports whether t can begin the body of an HTML character
+// reference: #, #x, digits, or the letters of a name.
+func htmlRefStart(t string) bool {
+	if t == "" || t == "#" || t == "#x" || t == "#X" {
+		return true
+	}
+	if t[0] == '#' {
+		d := strings.TrimLeft(t[1:], "xX")
+		return isHex(d)
+	}
+	for name := range htmlNamed {
+		if strings.HasPrefix(name, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // isHighSurrogate reports whether the 4 hex digits h are a UTF-16 high
