@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/agentctl/agentctl/internal/filekind"
 )
 
 // ErrNotRegular reports a path to read or replace that names something
@@ -175,26 +177,7 @@ func check(op, p string, m fs.FileMode, dir bool) error {
 	case dir && m.IsDir(), !dir && m.IsRegular():
 		return nil
 	case dir:
-		return fmt.Errorf("%s %s: %w (%s)", op, p, errNotDir, kind(m))
+		return fmt.Errorf("%s %s: %w (%s)", op, p, errNotDir, filekind.Of(m))
 	}
-	return fmt.Errorf("%s %s: %w (%s)", op, p, ErrNotRegular, kind(m))
-}
-
-// kind names the type of a file.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a file of type " + m.Type().String()
+	return fmt.Errorf("%s %s: %w (%s)", op, p, ErrNotRegular, filekind.Of(m))
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
+	"github.com/agentctl/agentctl/internal/filekind"
 )
 
 // Options configure a DB. The zero value is ready to use.
@@ -108,7 +109,7 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 		return nil, 0, fmt.Errorf("%w: it is a directory", store.ErrCannotWrite)
 	case err == nil && !fi.Mode().IsRegular():
 		// A FIFO would block the open; a device is no database file.
-		return nil, 0, fmt.Errorf("%w: it is %s, not a database file", store.ErrUnavailable, special(fi.Mode()))
+		return nil, 0, fmt.Errorf("%w: it is %s, not a database file", store.ErrUnavailable, filekind.Of(fi.Mode()))
 	case err != nil && readOnly:
 		return nil, 0, err
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -249,19 +250,6 @@ func journal(path string) string {
 		return "wal"
 	}
 	return "unknown"
-}
-
-// special names a kind of file that is not a regular file.
-func special(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // exists reports whether a file exists.
