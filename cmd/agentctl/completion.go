@@ -16,25 +16,34 @@ import (
 // completions wires the dynamic completions of agentctl completion's
 // scripts: run ids (those waiting for a human first, described by agent
 // and tool), pending call ids for --call, agent names from the -f files.
-// Every completion only reads: the database is opened read-only, and
-// nothing is created or advanced.
+// A deciding command completes only what it accepts: approve the runs
+// and calls waiting for approval, resume those waiting for resume data,
+// retry and resolve the interrupted ones. Every completion only reads:
+// the database is opened read-only, and nothing is created or advanced.
 func (a *app) completions(root *cobra.Command) {
 	root.CompletionOptions.DisableDefaultCmd = false
 	for _, c := range root.Commands() {
-		switch c.Name() {
-		case "approve", "decline", "resume", "retry", "resolve":
-			c.ValidArgsFunction = a.completeRuns(true)
-		case "show", "events", "continue", "send":
-			c.ValidArgsFunction = a.completeRuns(false)
-		case "run":
+		kinds, deciding := decides[c.Name()]
+		switch {
+		case deciding:
+			c.ValidArgsFunction = a.completeRuns(kinds)
+			c.RegisterFlagCompletionFunc("call", a.completeCalls(kinds))
+		case slices.Contains([]string{"show", "events", "continue", "send"}, c.Name()):
+			c.ValidArgsFunction = a.completeRuns(nil)
+		case c.Name() == "run" || c.Name() == "graph":
 			c.ValidArgsFunction = completeAgents
-		default:
-			continue
-		}
-		if c.Flags().Lookup("call") != nil {
-			c.RegisterFlagCompletionFunc("call", a.completeCalls)
 		}
 	}
+}
+
+// decides are the deciding commands and the kinds of waiting calls each
+// takes.
+var decides = map[string][]store.Kind{
+	"approve": {store.KindApproval},
+	"decline": {store.KindApproval, store.KindSuspend},
+	"resume":  {store.KindSuspend},
+	"retry":   {store.KindInterrupted},
+	"resolve": {store.KindInterrupted},
 }
 
 // readOnly opens the command's database to read, nil when it cannot.
@@ -49,8 +58,10 @@ func (a *app) readOnly(ctx context.Context) *engine.Engine {
 
 // completeRuns completes a run id: the runs waiting for a human first,
 // newest first, each described by its agent and the tools it waits on;
-// then, unless waiting, the newest others with their status.
-func (a *app) completeRuns(waiting bool) cobra.CompletionFunc {
+// with kinds, only those with a call waiting for one of them; without,
+// then the newest others with their status.
+func (a *app) completeRuns(kinds []store.Kind) cobra.CompletionFunc {
+	waiting := kinds != nil
 	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		const dir = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 		if len(args) > 0 {
@@ -71,9 +82,12 @@ func (a *app) completeRuns(waiting bool) cobra.CompletionFunc {
 			seen[r.RunID] = true
 			var tools []string
 			for _, p := range r.Pending {
-				if !slices.Contains(tools, p.Tool) {
+				if !slices.Contains(tools, p.Tool) && (!waiting || slices.Contains(kinds, p.Kind)) {
 					tools = append(tools, p.Tool)
 				}
+			}
+			if len(tools) == 0 {
+				continue
 			}
 			out = append(out, cobra.CompletionWithDesc(r.RunID, r.Agent+": waits on "+strings.Join(tools, ", ")))
 		}
@@ -91,8 +105,14 @@ func (a *app) completeRuns(waiting bool) cobra.CompletionFunc {
 }
 
 // completeCalls completes --call with the calls the run (args[0]) waits
-// on, across its tree.
-func (a *app) completeCalls(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+// on, across its tree, for one of kinds.
+func (a *app) completeCalls(kinds []store.Kind) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return a.calls(cmd, args, prefix, kinds)
+	}
+}
+
+func (a *app) calls(cmd *cobra.Command, args []string, prefix string, kinds []store.Kind) ([]cobra.Completion, cobra.ShellCompDirective) {
 	const dir = cobra.ShellCompDirectiveNoFileComp
 	if len(args) == 0 {
 		return nil, dir
@@ -112,14 +132,15 @@ func (a *app) completeCalls(cmd *cobra.Command, args []string, prefix string) ([
 	}
 	var out []cobra.Completion
 	for _, p := range v.Pending {
-		if strings.HasPrefix(p.CallID, prefix) {
+		if strings.HasPrefix(p.CallID, prefix) && slices.Contains(kinds, p.Kind) {
 			out = append(out, cobra.CompletionWithDesc(p.CallID, p.Tool+" ("+string(p.Kind)+")"))
 		}
 	}
 	return out, dir
 }
 
-// completeAgents completes run's agent with the agents of its -f files.
+// completeAgents completes the agent of run or graph with the agents of
+// its -f files.
 func completeAgents(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	const dir = cobra.ShellCompDirectiveNoFileComp
 	files, _ := cmd.Flags().GetStringArray("file")
