@@ -253,7 +253,7 @@ func (a *app) remoteFinish(ctx context.Context, out *runFlags, ans *client.Answe
 }
 
 // remoteShow prints a run, or its tree, as the server has it.
-func (a *app) remoteShow(ctx context.Context, prefix string, out format, tree bool) error {
+func (a *app) remoteShow(ctx context.Context, prefix string, out format, tree bool, depth int) error {
 	id, err := checkRunID(prefix)
 	if err != nil {
 		return err
@@ -277,6 +277,9 @@ func (a *app) remoteShow(ctx context.Context, prefix string, out format, tree bo
 		return writeJSON(a.stdout, d)
 	}
 	printDetail(a, d)
+	if err := printSubAgents(ctx, a.stdout, runReader{tree: a.remote.Tree, detail: a.remote.Run}, d, depth); err != nil {
+		return a.remoteErr(err, out)
+	}
 	return nil
 }
 

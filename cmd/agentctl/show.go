@@ -21,16 +21,18 @@ import (
 
 func (a *app) showCmd() *cobra.Command {
 	var (
-		out  format
-		tree bool
+		out   format
+		tree  bool
+		depth int
 	)
 	cmd := &cobra.Command{
 		Use:   "show RUNID",
 		Short: "Show a run: status, pending calls, every tool call and decision",
 		Long: `Show prints a run with its call ledger and its audit trail of decisions.
 RUNID may be any unique prefix of a run id. A child run (a sub-agent's)
-names its root, where every call waiting in the tree is decided; --tree
-prints the whole tree of runs.`,
+names its root, where every call waiting in the tree is decided. The
+calls of the sub-agents below the run follow its own (--depth limits
+how many levels); --tree prints the whole tree of runs.`,
 		Example: `  agentctl show 01JD3F
   agentctl show 01JD3F -o json | jq '.decisions'
   agentctl show 01JD3F --tree`,
@@ -39,7 +41,7 @@ prints the whole tree of runs.`,
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			ctx := cmd.Context()
 			if a.remote != nil {
-				return a.remoteShow(ctx, argv[0], out, tree)
+				return a.remoteShow(ctx, argv[0], out, tree, depth)
 			}
 			e, id, err := a.engineAndRun(ctx, argv[0], nil)
 			if err != nil {
@@ -64,11 +66,12 @@ prints the whole tree of runs.`,
 				return writeJSON(a.stdout, d)
 			}
 			printDetail(a, d)
-			return nil
+			return printSubAgents(ctx, a.stdout, runReader{tree: e.Tree, detail: e.Detail}, d, depth)
 		},
 	}
 	addFormatFlag(cmd, &out)
 	cmd.Flags().BoolVar(&tree, "tree", false, "show the run's tree of child runs (sub-agents) with their statuses and waiting calls")
+	cmd.Flags().IntVar(&depth, "depth", -1, "levels of sub-agents whose calls are shown under the run's own (default all; 0: none)")
 	return cmd
 }
 
@@ -130,29 +133,35 @@ func printDetail(a *app, d *engine.RunDetail) {
 	}
 	if len(d.Calls) > 0 {
 		fmt.Fprintln(w, "\ncalls")
-		for _, c := range d.Calls {
-			fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, escaped(string(c.Args), false))
-			if c.Gate != nil {
-				fmt.Fprintf(w, "      approval: %s\n", c.Gate.Phrase())
-			}
-			if c.GateError != "" {
-				fmt.Fprintf(w, "      requireApproval failed: %s\n", c.GateError)
-			}
-			if len(c.Resume) > 0 {
-				fmt.Fprintf(w, "      resumed with: %s\n", c.Resume)
-			}
-			printTook(w, c)
-			printResult(w, c.Result, c.ResultText())
-			if c.Status == store.CallInterrupted {
-				fmt.Fprintf(w, "      next: it may or may not have taken effect; agentctl retry %s --call %s runs it again, agentctl resolve %s --call %s --output \"...\" records what you found\n",
-					d.RunID, c.CallID, d.RunID, c.CallID)
-			}
-		}
+		printCalls(w, d.RunID, d.Calls)
 	}
 	if len(d.Grants) > 0 {
 		fmt.Fprintf(w, "\napproved for the rest of the run: %s\n", strings.Join(d.Grants, ", "))
 	}
 	printDecisions(w, d)
+}
+
+// printCalls prints the calls of run runID, each with its gate, result
+// and what to do when it was interrupted.
+func printCalls(w io.Writer, runID string, calls []engine.CallView) {
+	for _, c := range calls {
+		fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, escaped(string(c.Args), false))
+		if c.Gate != nil {
+			fmt.Fprintf(w, "      approval: %s\n", c.Gate.Phrase())
+		}
+		if c.GateError != "" {
+			fmt.Fprintf(w, "      requireApproval failed: %s\n", c.GateError)
+		}
+		if len(c.Resume) > 0 {
+			fmt.Fprintf(w, "      resumed with: %s\n", c.Resume)
+		}
+		printTook(w, c)
+		printResult(w, c.Result, c.ResultText())
+		if c.Status == store.CallInterrupted {
+			fmt.Fprintf(w, "      next: it may or may not have taken effect; agentctl retry %s --call %s runs it again, agentctl resolve %s --call %s --output \"...\" records what you found\n",
+				runID, c.CallID, runID, c.CallID)
+		}
+	}
 }
 
 // printDecisions prints the decisions of a run and its subtree.
