@@ -47,6 +47,10 @@ trusted authenticating proxy. What each may do comes from the roles of
 the configuration (readers, runners, authors, approvers, delegates);
 docs/server.md describes every key.
 
+To try it, serve --dev -f SPEC serves the spec on loopback with no
+configuration, the OS user who runs it in every role, and prints the
+inbox's address and a token to sign in with.
+
 Plain HTTP is served on loopback only, unless --insecure-listen is given
 (behind a TLS-terminating proxy); give --tls-cert and --tls-key for HTTPS.
 SIGHUP reloads the specs (a broken reload keeps the old ones); SIGTERM or
@@ -59,6 +63,8 @@ type serveFlags struct {
 	insecure               bool
 	concurrency            int
 	readyFile              string
+	dev                    bool
+	files                  []string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -67,7 +73,8 @@ func (a *app) serveCmd() *cobra.Command {
 		Use:   "serve [--config FILE] [--listen ADDR] [--socket PATH]",
 		Short: "Own the database and serve the HTTP API (approvals from anywhere)",
 		Long:  serveHelp,
-		Example: `  agentctl serve --config /etc/agentctl/config.yaml
+		Example: `  agentctl serve --dev -f examples/agents/oncall.yaml
+  agentctl serve --config /etc/agentctl/config.yaml
   agentctl serve --config ops.yaml --listen 127.0.0.1:8080 --socket /run/agentctl/agentctl.sock
   agentctl serve --config ops.yaml --listen :8443 --tls-cert cert.pem --tls-key key.pem`,
 		Args: argsCheck(cobra.NoArgs),
@@ -85,11 +92,19 @@ func (a *app) serveCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&f.insecure, "insecure-listen", false, "allow plain HTTP on an address other than loopback (behind a TLS-terminating proxy)")
 	cmd.Flags().IntVar(&f.concurrency, "concurrency", 0, "advance up to `N` runs at once in the worker pool (default 4)")
 	cmd.Flags().StringVar(&f.readyFile, "ready-file", "", "once serving, write the base URL to `FILE` (atomically)")
+	cmd.Flags().BoolVar(&f.dev, "dev", false, "try it out: serve the -f specs on loopback, you in every role, no configuration; prints the inbox and a token")
+	cmd.Flags().StringArrayVarP(&f.files, "file", "f", nil, "with --dev: a spec file or directory to serve (repeatable)")
 	return cmd
 }
 
 // serveConfig reads the configuration and applies the flags over it.
 func serveConfig(f serveFlags, flagged func(string) bool, warn io.Writer) (*server.Config, error) {
+	if f.dev {
+		return devConfig(f, flagged)
+	}
+	if len(f.files) > 0 {
+		return nil, usageErr(errors.New("serve takes -f with --dev only: name the specs in the configuration (specs:)"))
+	}
 	path := f.config
 	if path == "" {
 		path = server.DefaultConfig
@@ -184,6 +199,9 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
+	if f.dev {
+		cfg.PublicURL = base[0] // the links in notifications
+	}
 	served := false
 	defer func() {
 		if !served {
@@ -237,6 +255,11 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	outboxes := a.serveOutboxes(ctx, ss, e, cfg, log, woken)
 	defer outboxes()
 	defer a.watchReload(specs, log)()
+	if f.dev {
+		if err := a.devWelcome(ctx, ss, base[0]); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(a.stderr, "agentctl: serving %s\n", strings.Join(base, " and "))
 	if f.readyFile != "" {
 		if err := writeAtomic(f.readyFile, base[0]+"\n"); err != nil {
