@@ -104,7 +104,7 @@ func docCmd(ts *testscript.TestScript, neg bool, args []string) {
 			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
 		}
 	}
-	ids, env, code := map[string]string{}, map[string]string{}, 0
+	ids, env, code := &docIDs{}, map[string]string{}, 0
 	for i, s := range steps {
 		cmd := strings.ReplaceAll(mapIDs(s.cmd, ids), "/tmp/", ts.Getenv("WORK")+"/")
 		if name, val, ok := strings.Cut(strings.TrimPrefix(cmd, "export "), "="); ok && strings.HasPrefix(cmd, "export ") {
@@ -161,11 +161,33 @@ var docID = regexp.MustCompile(`\b01[0-9A-HJKMNP-TV-Z]{4,24}\b`)
 // docTime is an RFC 3339 time.
 var docTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)`)
 
+// docIDs maps the run ids a doc shows to the real ones, in the order
+// they were met.
+type docIDs struct{ shown, real []string }
+
+// learn records that the doc's id shown stands for real, unless known.
+func (m *docIDs) learn(shown, real string) {
+	if _, ok := m.find(shown); !ok {
+		m.shown, m.real = append(m.shown, shown), append(m.real, real)
+	}
+}
+
+// find returns the real id of the first id met that the doc's id (or
+// prefix) id begins.
+func (m *docIDs) find(id string) (string, bool) {
+	for i, s := range m.shown {
+		if strings.HasPrefix(s, id) || strings.HasPrefix(id, s) {
+			return m.real[i], true
+		}
+	}
+	return "", false
+}
+
 // mapIDs replaces each run id the doc shows with the same length of the
 // real one it stands for, when known.
-func mapIDs(s string, ids map[string]string) string {
+func mapIDs(s string, ids *docIDs) string {
 	return docID.ReplaceAllStringFunc(s, func(id string) string {
-		if real, ok := ids[id[:6]]; ok && len(real) >= len(id) {
+		if real, ok := ids.find(id); ok && len(real) >= len(id) {
 			return real[:len(id)]
 		}
 		return id
@@ -174,7 +196,7 @@ func mapIDs(s string, ids map[string]string) string {
 
 // docMatch holds the lines got against the lines the doc shows, learning
 // which real run id each shown one stands for.
-func docMatch(want, got []string, ids map[string]string) error {
+func docMatch(want, got []string, ids *docIDs) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("the doc shows %d lines, the command printed %d:\n%s", len(want), len(got), strings.Join(got, "\n"))
 	}
@@ -182,9 +204,7 @@ func docMatch(want, got []string, ids map[string]string) error {
 		g := strings.TrimRight(got[i], " ")
 		shown, real := docID.FindAllString(w, -1), docID.FindAllString(g, -1)
 		for j := range min(len(shown), len(real)) {
-			if _, ok := ids[shown[j][:6]]; !ok {
-				ids[shown[j][:6]] = real[j]
-			}
+			ids.learn(shown[j], real[j])
 		}
 		w = mapIDs(strings.TrimRight(w, " "), ids)
 		pat := regexp.QuoteMeta(docTime.ReplaceAllString(w, "\x00"))
