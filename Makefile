@@ -9,7 +9,7 @@ BIN     := bin/agentctl
 START   := $(shell date +%s.%N)
 DEMO_DB := $(CURDIR)/bin/demo.db
 
-.PHONY: build test race bench scale crash chaos fuzz demo screenshots man clean
+.PHONY: build test race bench scale crash chaos fuzz demo screenshots man docs clean
 
 build:
 	$(GO) build -buildvcs=auto -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/agentctl # the revision, for agentctl version (some machines set GOFLAGS=-buildvcs=false); no symbol table or DWARF, no local paths: 31 MB instead of 44
@@ -79,6 +79,11 @@ fuzz:
 # Man pages, one per command, into man/ (man -l man/agentctl-approve.1).
 man:
 	$(GO) test ./cmd/agentctl/ -run '^TestManPages$$' -count=1 -args -man=$(CURDIR)/man
+
+# The generated reference: docs/reference/spec.md from the spec's JSON
+# Schema (a test fails when it is not up to date).
+docs:
+	mkdir -p docs/reference && $(GO) run ./cmd/agentctl schema --markdown > docs/reference/spec.md
 
 # The inbox's pictures in docs/img (inbox, a run page, a resume form),
 # taken in headless Chromium from a server the test starts.

@@ -232,3 +232,19 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+// docs/reference/spec.md is Reference's output: the reference cannot
+// drift from the schema (make docs writes it anew).
+func TestReferenceUpToDate(t *testing.T) {
+	want, err := Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../docs/reference/spec.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Error("docs/reference/spec.md is not the reference the schema makes: run make docs")
+	}
+}
