@@ -193,6 +193,26 @@ type Result struct {
 	Log     string  `json:"log,omitempty"`
 }
 
+// Failure is the line of a failed scenario's log that says why it
+// failed, "FILE:LINE: what", or the last "FAIL:" line (a timeout) when
+// none names the scenario's file; "" when there is neither. A command's
+// output in the log that looks like one is passed over while the
+// scenario's own is there.
+func (r *Result) Failure() string {
+	last := ""
+	for _, line := range strings.Split(r.Log, "\n") {
+		msg, ok := strings.CutPrefix(line, "FAIL: ")
+		switch {
+		case !ok:
+		case r.File != "" && strings.HasPrefix(msg, r.File+":"):
+			return msg
+		default:
+			last = msg
+		}
+	}
+	return last
+}
+
 // scriptRun is the testscript.T scenarios are driven with: it runs them
 // one after another and keeps each one's outcome and log.
 type scriptRun struct {
