@@ -142,6 +142,19 @@ func Files(args []string) ([]string, error) {
 	return files, nil
 }
 
+// DefaultDirs are the directories agentctl test runs when given none:
+// testdata/scripts and tests, those of them that exist in the current
+// directory, in that order; none when neither does.
+func DefaultDirs() []string {
+	var dirs []string
+	for _, d := range []string{filepath.Join("testdata", "scripts"), "tests"} {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
 // suiteDirs maps scenario names (as testscript names them) to the
 // absolute directory of their file, and to the file as given.
 func suiteDirs(files []string) (dirs, paths map[string]string) {
