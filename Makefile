@@ -76,9 +76,10 @@ fuzz:
 	@$(call fuzz1,./engine/store/sqlstore/,FuzzEscapeText)
 	@$(call fuzz1,./toolkits/redact/,FuzzStream)
 
-# Man pages, one per command, into man/ (man -l man/agentctl-approve.1).
-man:
-	$(GO) test ./cmd/agentctl/ -run '^TestManPages$$' -count=1 -args -man=$(CURDIR)/man
+# Man pages, one per command, into man/ (man -l man/agentctl-approve.1):
+# what agentctl man DIR writes.
+man: build
+	$(BIN) man $(CURDIR)/man
 
 # The generated reference: docs/reference/spec.md from the spec's JSON
 # Schema (a test fails when it is not up to date).

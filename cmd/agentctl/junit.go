@@ -60,7 +60,8 @@ type (
 )
 
 // writeJUnit writes a test report as JUnit XML: a test case per
-// scenario (its log in the failure), and an error case per failure
+// scenario (its failing line in the failure's message, its log in the
+// failure), and an error case per failure
 // outside any scenario.
 func writeJUnit(w io.Writer, r *scenario.Report) error {
 	s := junitSuite{Name: "agentctl test"}
@@ -72,7 +73,11 @@ func writeJUnit(w io.Writer, r *scenario.Report) error {
 			c.Skipped = &junitProblem{Message: "skipped", Text: xmlText(res.Log)}
 			s.Skipped++
 		case !res.Passed:
-			c.Failure = &junitProblem{Message: "scenario failed", Text: xmlText(res.Log)}
+			msg := res.Failure()
+			if msg == "" {
+				msg = "scenario failed"
+			}
+			c.Failure = &junitProblem{Message: xmlText(msg), Text: xmlText(res.Log)}
 			s.Failures++
 		}
 		total += res.Seconds

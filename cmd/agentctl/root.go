@@ -187,6 +187,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.serveCmd(),
 		a.notificationsCmd(),
 		a.versionCmd(),
+		a.manCmd(),
 		a.auditCmd(),
 		a.pruneCmd(),
 	)

@@ -18,9 +18,10 @@ const testHelp = `Test runs testscript scenarios (*.txtar) against your agent sp
 way a user would drive agentctl: each scenario gets a fresh work directory
 holding its files, a fresh database ($AGENTCTL_DB), and this agentctl on
 PATH; $SUITE is the directory of the scenario file, to reach specs beside
-it. Directories are searched recursively. It prints one line per
-scenario, the failing ones with the script as it ran, and exits 0 only if
-all pass.
+it. Directories are searched recursively. Without arguments, test runs
+./testdata/scripts and ./tests, those that exist, and asks for paths if
+neither does. It prints one line per scenario, the failing ones with the
+script as it ran, and exits 0 only if all pass.
 
 Besides testscript's commands (exec, stdout, stderr, cmp, env, stdin, ! for
 expected failure, & for background, wait, ...), scenarios have:
@@ -60,7 +61,8 @@ func (a *app) testCmd() *cobra.Command {
 		Use:   "test [DIR|FILE...]",
 		Short: "Run testscript scenarios against agent specs",
 		Long:  testHelp,
-		Example: `  agentctl test tests/
+		Example: `  agentctl test
+  agentctl test tests/
   agentctl test -run 'approve|decline' -v tests/
   agentctl test -update tests/golden.txtar
   agentctl test -o json tests/ > results.json`,
@@ -78,7 +80,9 @@ func (a *app) testCmd() *cobra.Command {
 				a.errJSON = true // cobra does not parse this command's flags
 			}
 			if len(argv) == 0 {
-				argv = []string{"."}
+				if argv = scenario.DefaultDirs(); len(argv) == 0 {
+					return usageErr(errors.New("test: which scenarios? name their directories or files: there is no ./testdata/scripts or ./tests here to run by default"))
+				}
 			}
 			var re *regexp.Regexp
 			if runPat != "" {

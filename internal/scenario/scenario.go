@@ -142,6 +142,19 @@ func Files(args []string) ([]string, error) {
 	return files, nil
 }
 
+// DefaultDirs are the directories agentctl test runs when given none:
+// testdata/scripts and tests, those of them that exist in the current
+// directory, in that order; none when neither does.
+func DefaultDirs() []string {
+	var dirs []string
+	for _, d := range []string{filepath.Join("testdata", "scripts"), "tests"} {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
 // suiteDirs maps scenario names (as testscript names them) to the
 // absolute directory of their file, and to the file as given.
 func suiteDirs(files []string) (dirs, paths map[string]string) {
@@ -191,6 +204,26 @@ type Result struct {
 	Skipped bool    `json:"skipped,omitempty"`
 	Seconds float64 `json:"seconds"`
 	Log     string  `json:"log,omitempty"`
+}
+
+// Failure is the line of a failed scenario's log that says why it
+// failed, "FILE:LINE: what", or the last "FAIL:" line (a timeout) when
+// none names the scenario's file; "" when there is neither. A command's
+// output in the log that looks like one is passed over while the
+// scenario's own is there.
+func (r *Result) Failure() string {
+	last := ""
+	for _, line := range strings.Split(r.Log, "\n") {
+		msg, ok := strings.CutPrefix(line, "FAIL: ")
+		switch {
+		case !ok:
+		case r.File != "" && strings.HasPrefix(msg, r.File+":"):
+			return msg
+		default:
+			last = msg
+		}
+	}
+	return last
 }
 
 // scriptRun is the testscript.T scenarios are driven with: it runs them

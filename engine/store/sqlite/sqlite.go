@@ -119,6 +119,9 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 		if err := os.MkdirAll(filepath.Dir(o.path), 0o700); err != nil {
 			return nil, 0, fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
 		}
+		if err := create(o.path); err != nil {
+			return nil, 0, fmt.Errorf("%w: %v", store.ErrCannotWrite, err)
+		}
 	}
 	// A reader that does not own the database, or may not write its
 	// directory, creates no -wal or -shm, which it may not be allowed to
@@ -175,6 +178,21 @@ func (o *opener) open(ctx context.Context, readOnly bool) (*sql.DB, int, error) 
 	}
 	o.from = from
 	return db, len(migrations), nil
+}
+
+// create makes the empty file of a new database, mode 0600: SQLite
+// would create it 0644 (less the umask), for every local user to read
+// every run. Its -wal and -shm take the file's mode when SQLite creates
+// them. A file another process created meanwhile is left as it is.
+func create(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // connection is how a connection opens the database file.

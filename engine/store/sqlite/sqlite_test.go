@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -193,4 +194,24 @@ func TestRacingUpgrade(t *testing.T) {
 	storetest.RacingUpgrade(t, timingsSchema, func() (storetest.Upgrader, error) {
 		return Open(context.Background(), path, Options{})
 	})
+}
+
+// A new database is its user's alone, mode 0600, and so are its -wal
+// and -shm, whatever the umask lets through.
+func TestNewFileMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want -rw-------", filepath.Base(name), fi.Mode().Perm())
+		}
+	}
 }
