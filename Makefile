@@ -82,9 +82,11 @@ man: build
 	$(BIN) man $(CURDIR)/man
 
 # The generated reference: docs/reference/spec.md from the spec's JSON
-# Schema (a test fails when it is not up to date).
+# Schema, docs/reference/cli from the command tree (tests fail when
+# either is not up to date).
 docs:
 	mkdir -p docs/reference && $(GO) run ./cmd/agentctl schema --markdown > docs/reference/spec.md
+	rm -rf docs/reference/cli && $(GO) run ./cmd/agentctl man --markdown docs/reference/cli
 
 # The inbox's pictures in docs/img (inbox, a run page, a resume form),
 # taken in headless Chromium from a server the test starts.

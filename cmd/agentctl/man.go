@@ -15,7 +15,8 @@ man -l DIR/agentctl-approve.1; or write them into a man1 directory on
 your MANPATH, and man agentctl-approve finds it.`
 
 func (a *app) manCmd() *cobra.Command {
-	return &cobra.Command{
+	var markdown bool
+	cmd := &cobra.Command{
 		Use:   "man DIR",
 		Short: "Write a man page per command into a directory",
 		Long:  manHelp,
@@ -23,7 +24,11 @@ func (a *app) manCmd() *cobra.Command {
   agentctl man /tmp/agentctl-man && man -l /tmp/agentctl-man/agentctl.1`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := writeMan(cmd.Root(), args[0])
+			write := writeMan
+			if markdown {
+				write = writeMarkdown
+			}
+			n, err := write(cmd.Root(), args[0])
 			if err != nil {
 				return err
 			}
@@ -31,6 +36,21 @@ func (a *app) manCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "write Markdown pages (agentctl.md, agentctl_approve.md, ...) instead: the CLI reference, docs/reference/cli")
+	return cmd
+}
+
+// writeMarkdown is writeMan in Markdown: the CLI reference.
+func writeMarkdown(root *cobra.Command, dir string) (int, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("man: %w", err)
+	}
+	root.DisableAutoGenTag = true
+	root.InitDefaultCompletionCmd()
+	if err := doc.GenMarkdownTree(root, dir); err != nil {
+		return 0, fmt.Errorf("man: %w", err)
+	}
+	return pages(root), nil
 }
 
 // writeMan writes a man page per available command of root into dir,
@@ -42,6 +62,7 @@ func writeMan(root *cobra.Command, dir string) (int, error) {
 		return 0, fmt.Errorf("man: %w", err)
 	}
 	root.DisableAutoGenTag = true
+	root.InitDefaultCompletionCmd() // as Execute adds it: the same pages from a test
 	hdr := &doc.GenManHeader{Title: "AGENTCTL", Section: "1", Source: "agentctl", Manual: "agentctl manual"}
 	if err := doc.GenManTree(root, hdr, dir); err != nil {
 		return 0, fmt.Errorf("man: %w", err)

@@ -34,3 +34,27 @@ func TestManPages(t *testing.T) {
 		}
 	}
 }
+
+// docs/reference/cli is the command tree in Markdown, as make docs
+// writes it: the CLI reference cannot drift from the commands.
+func TestCLIReferenceUpToDate(t *testing.T) {
+	dir := t.TempDir()
+	a := &app{stdin: strings.NewReader(""), stdout: os.Stdout, stderr: os.Stderr, stop: make(chan struct{})}
+	if _, err := writeMarkdown(a.rootCmd(), dir); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	have, _ := filepath.Glob("../../docs/reference/cli/*.md")
+	if len(have) != len(want) {
+		t.Fatalf("docs/reference/cli has %d pages, the commands make %d: run make docs", len(have), len(want))
+	}
+	for _, w := range want {
+		g, err := os.ReadFile(filepath.Join("../../docs/reference/cli", filepath.Base(w)))
+		if err != nil {
+			t.Fatalf("%v: run make docs", err)
+		}
+		if b, _ := os.ReadFile(w); string(b) != string(g) {
+			t.Errorf("docs/reference/cli/%s is not what the commands make: run make docs", filepath.Base(w))
+		}
+	}
+}
