@@ -170,6 +170,7 @@ func (d *decoder) jsonSchema(f *file, n *yaml.Node, path string) *Schema {
 	s := &Schema{Doc: doc, Pos: f.pos(n)}
 	if d.compiler == nil {
 		d.compiler = jsonschema.NewCompiler()
+		d.compiler.AssertFormat()
 	}
 	d.schemas++
 	url := fmt.Sprintf("mem:///%d/%s", d.schemas, path)
