@@ -22,7 +22,6 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 		return t // the schema reports it
 	}
 	path := "tools." + t.Name
-	d.toolPolicy(f, v, t, path)
 	if n := field(v, "input"); n != nil {
 		t.Input = d.jsonSchema(f, n, path+".input")
 		if typ, ok := t.Input.Doc["type"]; ok && typ != "object" {
@@ -35,6 +34,7 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 	if n := field(v, "resumeSchema"); n != nil {
 		t.ResumeSchema = d.jsonSchema(f, n, path+".resumeSchema")
 	}
+	d.toolPolicy(f, v, t, path)
 	d.toolPause(f, v, t, path)
 	d.toolAction(f, v, t, path)
 	d.toolReads(f, v, t, path)
@@ -52,14 +52,15 @@ func (d *decoder) toolPolicy(f *file, v *yaml.Node, t *Tool, path string) {
 			t.Approvals = a
 		}
 	}
-	t.RequireApproval = d.condition(f, field(v, "requireApproval"), path+".requireApproval", approvalVars)
+	t.RequireApproval = d.condition(f, field(v, "requireApproval"), path+".requireApproval", approvalVars, map[string]*Schema{"input": t.Input})
 	t.ApprovalTimeout = d.duration(f, field(v, "approvalTimeout"), path+".approvalTimeout")
 }
 
 // toolPause decodes when a tool suspends itself or is skipped.
 func (d *decoder) toolPause(f *file, v *yaml.Node, t *Tool, path string) {
+	typed := map[string]*Schema{"input": t.Input, "resume": t.ResumeSchema}
 	if n := field(v, "suspend"); n != nil && n.Kind == yaml.MappingNode {
-		sp := &Suspend{Pos: f.pos(n), When: d.condition(f, field(n, "when"), path+".suspend.when", toolVars)}
+		sp := &Suspend{Pos: f.pos(n), When: d.condition(f, field(n, "when"), path+".suspend.when", toolVars, typed)}
 		if sn := field(n, "schema"); sn != nil {
 			sp.Schema = d.jsonSchema(f, sn, path+".suspend.schema")
 		}
@@ -76,7 +77,7 @@ func (d *decoder) toolPause(f *file, v *yaml.Node, t *Tool, path string) {
 		t.Suspend = sp
 	}
 	if n := field(v, "skip"); n != nil && n.Kind == yaml.MappingNode {
-		t.Skip = &Skip{When: d.condition(f, field(n, "when"), path+".skip.when", toolVars)}
+		t.Skip = &Skip{When: d.condition(f, field(n, "when"), path+".skip.when", toolVars, typed)}
 		if on := scalar(field(n, "output")); on != nil {
 			t.Skip.Output = d.template(f, on, toolVars)
 		}
@@ -171,9 +172,9 @@ func (d *decoder) mcp(f *file, n *yaml.Node, path string) *MCP {
 	if (len(m.Command) == 0) == (m.URL == "") {
 		d.errs.add(f.pos(n), "%s: declare command (stdio) or url (streamable HTTP), one of them", path)
 	}
-	m.RequireApproval = d.condition(f, field(n, "requireApproval"), path+".requireApproval", mcpVars)
+	m.RequireApproval = d.condition(f, field(n, "requireApproval"), path+".requireApproval", mcpVars, nil)
 	for k, v := range pairs(field(n, "tools")) {
-		m.Tools[k.Value] = d.condition(f, field(v, "requireApproval"), path+".tools."+k.Value+".requireApproval", mcpVars)
+		m.Tools[k.Value] = d.condition(f, field(v, "requireApproval"), path+".tools."+k.Value+".requireApproval", mcpVars, nil)
 	}
 	return m
 }

@@ -79,7 +79,9 @@ func (d *decoder) duration(f *file, n *yaml.Node, path string) time.Duration {
 }
 
 // condition decodes true, false or one ${{ expression }}; absent is false.
-func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars) tmpl.Expr {
+// Unless the spec is trusted, the expression is type-checked with its
+// variables typed by schemas (input, resume; see condTypes).
+func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars, schemas map[string]*Schema) tmpl.Expr {
 	if n = scalar(n); n == nil {
 		return tmpl.Const(false)
 	}
@@ -99,6 +101,10 @@ func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars) 
 		d.errs.add(f.pos(n), "%s: %s", path, te.Msg)
 	} else if err != nil {
 		d.placeholderError(f, n, err)
+	} else if !d.trusted {
+		if err := e.Check(condTypes(vars, schemas)); err != nil {
+			d.placeholderError(f, n, fmt.Errorf("%s: %w", path, err))
+		}
 	}
 	return e
 }
@@ -164,6 +170,7 @@ func (d *decoder) jsonSchema(f *file, n *yaml.Node, path string) *Schema {
 	s := &Schema{Doc: doc, Pos: f.pos(n)}
 	if d.compiler == nil {
 		d.compiler = jsonschema.NewCompiler()
+		d.compiler.AssertFormat()
 	}
 	d.schemas++
 	url := fmt.Sprintf("mem:///%d/%s", d.schemas, path)

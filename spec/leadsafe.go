@@ -17,7 +17,7 @@ import (
 // schemas of what it reads.
 type leadCheck struct {
 	input, resume map[string]any // the tool's schemas; nil: unknown
-	formats       bool           // count a format (uri, uuid ...), which the schema does not assert
+	formats       bool           // count a format (uri, uuid ...), which the tool's schemas assert
 	strict        bool           // only a fixed set of values will do (enum, const): the value names an option
 }
 
@@ -135,10 +135,13 @@ func at(s map[string]any, path []string) map[string]any {
 }
 
 // safeFormats are the formats whose values begin with a letter or a
-// digit (a URI's scheme, a date, an address, a UUID). JSON Schema 2020-12
-// makes format an annotation: agentctl does not assert it, so a value
-// there is still checked when a call runs.
-var safeFormats = []string{"uri", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6", "hostname", "idn-hostname"}
+// digit (a URI's scheme, a date, an address, a UUID). agentctl asserts
+// format (Schema), so a value that begins with "-" fails the call's
+// input or resume validation (TestSafeFormatsAsserted); email is not
+// here, as an address may begin with "-", nor idn-hostname, which the
+// JSON Schema library does not check. OptionChecks does not count a
+// format, so the exec toolkit checks such a value when a call runs too.
+var safeFormats = []string{"uri", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6", "hostname"}
 
 // schema reports whether every value s allows cannot begin with one of
 // bad.

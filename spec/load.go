@@ -132,6 +132,10 @@ func load(srcs []Source, trusted bool) (*Spec, error) {
 				break
 			}
 			f := &file{name: src.Name, dir: src.Dir, root: deref(doc.Content[0]), budget: maxNodes}
+			if what := notSpec(f.root); what != "" && !trusted {
+				notSpecError(f, what, &errs)
+				continue
+			}
 			if sch != nil {
 				validateSchema(f, sch, f.value(&doc, &errs), &errs)
 			}

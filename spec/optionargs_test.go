@@ -93,7 +93,7 @@ func TestLeadCheck(t *testing.T) {
 	unsafe := []string{
 		`{"type": "string"}`, `{}`, `{"enum": ["a", "-x"]}`, `{"type": "integer"}`, `{"type": "integer", "minimum": -1}`,
 		`{"pattern": "[a-z]"}`, `{"pattern": "^[a-z]*"}`, `{"pattern": "^[a-z0-9@._-]+\\.service$"}`, `{"pattern": "^.+$"}`,
-		`{"pattern": "^-?[0-9]+$"}`, `{"pattern": "^a|b"}`, `{"pattern": "^(a|)"}`, `{"format": "email"}`, `{"anyOf": [{"enum": ["a"]}, {"type": "string"}]}`,
+		`{"pattern": "^-?[0-9]+$"}`, `{"pattern": "^a|b"}`, `{"pattern": "^(a|)"}`, `{"format": "email"}`, `{"format": "idn-hostname"}`, `{"anyOf": [{"enum": ["a"]}, {"type": "string"}]}`,
 		`{"enum": [-1]}`, `{"pattern": "(?m)^a"}`, `{"pattern": "^[\\s\\S]"}`, `{"pattern": "^\\W"}`,
 	}
 	check := func(doc string, bad string) bool {
@@ -117,7 +117,7 @@ func TestLeadCheck(t *testing.T) {
 		t.Error("^[+a-z] accepted where + is an option (vi)")
 	}
 	t.Logf("%d schemas accepted, %d refused", len(safe), len(unsafe))
-	// A format is not asserted: validate accepts it, and a call's value
+	// A format is asserted (TestSafeFormatsAsserted), and a call's value
 	// is still checked when it runs (OptionChecks).
 	for doc, checked := range map[string]bool{`{"format": "uri"}`: true, `{"pattern": "^[a-z]"}`: false, `{"type": "string"}`: true} {
 		var s map[string]any
@@ -154,5 +154,30 @@ func TestLeadCheckExpressions(t *testing.T) {
 		if got := c.lead(fmt.Sprintf("${{ %s }}", expr), "-"); got != want {
 			t.Errorf("strict lead(%s) = %v, want %v", expr, got, want)
 		}
+	}
+}
+
+// TestSafeFormatsAsserted: a spec's schema asserts format, so a value of
+// a format safeFormats counts cannot begin with "-"; email is refused by
+// leadCheck because an address may, and idn-hostname because the library
+// does not check it.
+func TestSafeFormatsAsserted(t *testing.T) {
+	for _, format := range safeFormats {
+		s := lazySchema(map[string]any{"type": "string", "format": format}, Pos{})
+		for _, v := range []string{"-x", "--output=/tmp/x", "-rf", "-a@b.example", "-1"} {
+			if err := s.Validate(v); err == nil {
+				t.Errorf("format %s accepts %q", format, v)
+			}
+		}
+	}
+	s := lazySchema(map[string]any{"type": "string", "format": "email"}, Pos{})
+	if err := s.Validate("-a@b.example"); err != nil {
+		t.Errorf("email: %v (leadCheck refuses email because such an address is valid)", err)
+	}
+	if err := s.Validate("not-an-address"); err == nil {
+		t.Error("email accepts not-an-address: format is not asserted")
+	}
+	if err := lazySchema(map[string]any{"format": "idn-hostname"}, Pos{}).Validate("-x"); err != nil {
+		t.Errorf("idn-hostname is checked now (%v): it may join safeFormats", err)
 	}
 }

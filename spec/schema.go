@@ -8,7 +8,8 @@ import (
 )
 
 // Schema is a JSON Schema declared in a spec: a tool's input, a suspend
-// payload's or resume data's shape.
+// payload's or resume data's shape. format is asserted (date-time,
+// email, uri, ...): a value that is not of its format is invalid.
 type Schema struct {
 	Doc map[string]any // as written
 	Pos Pos            // where it is written
@@ -37,6 +38,7 @@ func NewSchema(doc map[string]any) *Schema { return lazySchema(doc, Pos{File: "(
 func lazySchema(doc map[string]any, pos Pos) *Schema {
 	return &Schema{Doc: doc, Pos: pos, compiled: sync.OnceValues(func() (*jsonschema.Schema, error) {
 		c := jsonschema.NewCompiler()
+		c.AssertFormat()
 		if err := c.AddResource("mem:///schema", doc); err != nil {
 			return nil, err
 		}

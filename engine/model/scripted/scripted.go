@@ -31,31 +31,12 @@ func New(m *spec.Model) *Model { return &Model{m: m} }
 
 // GenerateContent implements llms.Model. Turn text may use input (the
 // last user message) and results (the contents of the tool results that
-// follow the last assistant message).
+// follow the last assistant message). An autoResume extraction (a turn
+// that only calls spec.ResumeTool) counts as a turn but leaves results
+// alone: after a resume, results hold the resumed call's result, not
+// "Resume data accepted".
 func (s *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	var turn, calls int
-	var input string
-	var results []any
-	for _, m := range msgs {
-		switch m.Role {
-		case llms.ChatMessageTypeAI:
-			turn++
-			results = results[:0]
-			for _, p := range m.Parts {
-				if _, ok := p.(llms.ToolCall); ok {
-					calls++
-				}
-			}
-		case llms.ChatMessageTypeHuman:
-			input = text(m)
-		case llms.ChatMessageTypeTool:
-			for _, p := range m.Parts {
-				if r, ok := p.(llms.ToolCallResponse); ok {
-					results = append(results, r.Content)
-				}
-			}
-		}
-	}
+	turn, calls, input, results := replayed(msgs)
 	if turn >= len(s.m.Turns) {
 		return nil, fmt.Errorf("%w: the run needs turn %d, and %s declares %d",
 			ErrExhausted, turn+1, s.m.Pos, len(s.m.Turns))
@@ -109,4 +90,39 @@ func text(m llms.MessageContent) string {
 		}
 	}
 	return s
+}
+
+// replayed reads a conversation: the turns played, the tool calls made,
+// the last user message and the results that follow the last assistant
+// message other than an autoResume extraction.
+func replayed(msgs []llms.MessageContent) (turn, calls int, input string, results []any) {
+	extraction := map[string]bool{} // ids of spec.ResumeTool calls
+	for _, m := range msgs {
+		switch m.Role {
+		case llms.ChatMessageTypeAI:
+			turn++
+			n, resumes := 0, 0
+			for _, p := range m.Parts {
+				if tc, ok := p.(llms.ToolCall); ok {
+					calls, n = calls+1, n+1
+					if tc.FunctionCall != nil && tc.FunctionCall.Name == spec.ResumeTool {
+						resumes++
+						extraction[tc.ID] = true
+					}
+				}
+			}
+			if n == 0 || resumes < n {
+				results = results[:0]
+			}
+		case llms.ChatMessageTypeHuman:
+			input = text(m)
+		case llms.ChatMessageTypeTool:
+			for _, p := range m.Parts {
+				if r, ok := p.(llms.ToolCallResponse); ok && !extraction[r.ToolCallID] {
+					results = append(results, r.Content)
+				}
+			}
+		}
+	}
+	return turn, calls, input, results
 }

@@ -62,3 +62,28 @@ func TestTurnsFollowTheConversation(t *testing.T) {
 		t.Errorf("turn 3: %v", err)
 	}
 }
+
+// An autoResume extraction is a turn, but results after it are the
+// resumed call's, not the extraction's.
+func TestResultsSkipExtraction(t *testing.T) {
+	tool := func(id, content string) llms.MessageContent {
+		return llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: id, Content: content}}}
+	}
+	call := func(id, name string) llms.MessageContent {
+		return llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: "{}"}}}}
+	}
+	conv := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeHuman, "ship"),
+		call("call_1", "deploy"), tool("call_1", "deployed"),
+		llms.TextParts(llms.ChatMessageTypeHuman, "CHG-42"),
+		call("call_2", spec.ResumeTool), tool("call_2", "Resume data accepted for call call_1."),
+	}
+	turn, calls, input, results := replayed(conv)
+	if turn != 2 || calls != 2 || input != "CHG-42" || len(results) != 1 || results[0] != "deployed" {
+		t.Errorf("replayed: turn %d, calls %d, input %q, results %v; want 2, 2, CHG-42, [deployed]", turn, calls, input, results)
+	}
+	conv = append(conv, call("call_3", "deploy"), tool("call_3", "again"))
+	if _, _, _, results = replayed(conv); len(results) != 1 || results[0] != "again" {
+		t.Errorf("after a later turn: results %v, want [again]", results)
+	}
+}
