@@ -147,6 +147,7 @@ type Approval struct {
 	Approvers       []string        `json:"approvers"`               // who may decide: users and group:NAME; empty: the server's approvers role
 	AlsoApprovers   [][]string      `json:"alsoApprovers,omitempty"` // further lists (a supervisor's gate): whoever decides is named in Approvers and in each
 	NotBy           string          `json:"notBy,omitempty"`         // the run's starter under separateDuties: may decline, not approve, resume or retry
+	RequireReason   bool            `json:"requireReason,omitempty"` // the tool's requireReason: every decision gives a reason
 	ApprovalsNeeded int             `json:"approvalsNeeded"`
 	ApprovalsGiven  int             `json:"approvalsGiven"`
 	Deadline        *time.Time      `json:"deadline,omitempty"`

@@ -109,6 +109,9 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error)
 	if d.By == "" {
 		d.By = d.OSUser
 	}
+	if err := needReason(g, t, targets, d); err != nil {
+		return nil, err
+	}
 	// The approver policy of the run's spec snapshot, for every call
 	// before any is decided: a refused attempt is recorded and changes
 	// nothing else.
@@ -134,6 +137,26 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error)
 		return v, nil // a lone run: record's view is the root's
 	}
 	return e.Inspect(ctx, t.root.ID)
+}
+
+// needReason refuses, before anything is written, an approval, decline
+// or resume without a reason on a call whose tool asks every decision
+// for one (requireReason): on every channel, as each decides here.
+func needReason(g *Graph, t *tree, calls []*store.Call, d Decision) error {
+	if strings.TrimSpace(d.Reason) != "" || d.Action != store.Approve && d.Action != store.Decline && d.Action != store.Resume {
+		return nil
+	}
+	for _, c := range calls {
+		a, ok := g.agents[t.runs[c.RunID].Agent]
+		if !ok {
+			continue
+		}
+		if tool := a.decl(c.Tool); tool != nil && tool.RequireReason {
+			return &InputError{Field: InputReason, CallID: c.ID, Tool: c.Tool, Problem: ProblemMissing,
+				Err: errors.New("its tool's requireReason asks every decision on its calls for one; nothing was recorded")}
+		}
+	}
+	return nil
 }
 
 // targets picks the calls a decision is about among those of the run it

@@ -160,8 +160,9 @@ func (e *WrongCallError) Is(target error) bool { return target == ErrUsage }
 
 // Input fields a decision may carry.
 const (
-	InputArgs = "args" // edited arguments of an approval
-	InputData = "data" // resume data
+	InputArgs   = "args"   // edited arguments of an approval
+	InputData   = "data"   // resume data
+	InputReason = "reason" // the reason, which a tool's requireReason asks of every decision
 )
 
 // Problems with a decision's input.
@@ -176,7 +177,7 @@ const (
 // InputError reports edited arguments or resume data that cannot be
 // used; nothing was written. It matches ErrUsage.
 type InputError struct {
-	Field   string // InputArgs or InputData
+	Field   string // InputArgs, InputData or InputReason
 	CallID  string
 	Tool    string
 	Problem string // Problem...

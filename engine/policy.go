@@ -132,6 +132,9 @@ type Deciders struct {
 	// NotBy is the run's starter when separateDuties applies: it may
 	// decline the call, not approve, resume or retry it.
 	NotBy string
+	// RequireReason: the call's tool asks every decision for a reason
+	// (requireReason).
+	RequireReason bool
 }
 
 // Lists returns each of d.Approvers as users and group:NAME.
@@ -194,6 +197,10 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
 	d := decidersOf(g.policiesOf(r, c.Tool), r.StartedBy)
+	if a, ok := g.agents[r.Agent]; ok {
+		t := a.decl(c.Tool)
+		d.RequireReason = t != nil && t.RequireReason
+	}
 	if g.upload != nil {
 		d.NotBy = g.upload.By // an upload's author never approves its calls
 	}

@@ -18,6 +18,7 @@ const (
 	DeclineActionID   = "agentctl.decline" // the Decline button; its value is ActionValue's
 	OpenActionID      = "agentctl.open"    // a suspension's link button "Open the form"
 	DeclineCallbackID = "agentctl.decline" // the callback_id of DeclineView's modal
+	ApproveCallbackID = "agentctl.approve" // the callback_id of ApproveView's modal
 	ReasonBlockID     = "reason"           // the block_id of the modal's reason input
 	ReasonActionID    = "reason"           // the action_id of the modal's reason input
 )
@@ -223,24 +224,46 @@ func buttonURL(raw string) string {
 // an ActionValue, a context line under the input names the run and the
 // call. DeclineReason reads the reason from the submission.
 func DeclineView(value, metadata string) json.RawMessage {
+	return reasonView(reasonModal{callback: DeclineCallbackID, verb: "Decline", doing: "Declining", label: "Why not (the model is told)", optional: true},
+		value, metadata)
+}
+
+// ApproveView returns the modal the Approve button opens when the call's
+// tool asks every decision for a reason (requireReason): DeclineView's,
+// with callback_id ApproveCallbackID, title and submit "Approve", and a
+// required input labelled "Why (the tool asks every decision for a
+// reason)". DeclineReason reads the reason from the submission.
+func ApproveView(value, metadata string) json.RawMessage {
+	return reasonView(reasonModal{callback: ApproveCallbackID, verb: "Approve", doing: "Approving",
+		label: "Why (the tool asks every decision for a reason)"}, value, metadata)
+}
+
+// reasonModal is what DeclineView's and ApproveView's modals differ in.
+type reasonModal struct {
+	callback, verb, doing, label string
+	optional                     bool
+}
+
+func reasonView(m reasonModal, value, metadata string) json.RawMessage {
 	blocks := []any{slackInput{
-		Type: "input", BlockID: ReasonBlockID, Optional: true,
-		Label:   plain("Why not (the model is told)"),
+		Type: "input", BlockID: ReasonBlockID, Optional: m.optional,
+		Label:   plain(m.label),
 		Element: slackField{Type: "plain_text_input", ActionID: ReasonActionID, Multiline: true, MaxLength: reasonMax},
 	}}
 	if run, call, err := ParseActionValue(value); err == nil {
 		blocks = append(blocks, slackContext{Type: "context", BlockID: "agentctl.call", Elements: []slackText{
-			{Type: "mrkdwn", Text: "Declining call `" + call + "` of run `" + run + "`."},
+			{Type: "mrkdwn", Text: m.doing + " call `" + call + "` of run `" + run + "`."},
 		}})
 	}
 	return marshal(slackView{
-		Type: "modal", CallbackID: DeclineCallbackID, PrivateMetadata: metadata,
-		Title: plain("Decline"), Submit: plain("Decline"), Close: plain("Cancel"),
+		Type: "modal", CallbackID: m.callback, PrivateMetadata: metadata,
+		Title: plain(m.verb), Submit: plain(m.verb), Close: plain("Cancel"),
 		Blocks: blocks,
 	})
 }
 
-// DeclineReason returns the reason typed into DeclineView's modal, given
+// DeclineReason returns the reason typed into DeclineView's modal (or
+// ApproveView's), given
 // the view.state.values of Slack's view_submission payload; "" when it
 // is absent, empty or stateValues is not such JSON.
 func DeclineReason(stateValues json.RawMessage) string {

@@ -229,3 +229,25 @@ func FuzzDecidedBlocks(f *testing.F) {
 		DeclineReason(raw)
 	})
 }
+
+// ApproveView asks a reason that may not be left out, under its own
+// callback_id.
+func TestApproveView(t *testing.T) {
+	raw := ApproveView(testRunID+"/call_1", "meta")
+	var v struct {
+		CallbackID string    `json:"callback_id"`
+		Title      slackText `json:"title"`
+		Blocks     []struct {
+			Type     string `json:"type"`
+			BlockID  string `json:"block_id"`
+			Optional bool   `json:"optional"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.CallbackID != ApproveCallbackID || v.Title.Text != "Approve" || len(v.Blocks) != 2 || v.Blocks[0].BlockID != ReasonBlockID ||
+		v.Blocks[0].Optional || !strings.Contains(string(raw), "Approving call `call_1`") {
+		t.Errorf("view %s", raw)
+	}
+}

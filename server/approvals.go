@@ -76,7 +76,7 @@ func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, 
 	}
 	a := api.Approval{RunID: run.ID, RootID: run.RootID, CallID: c.ID, Agent: run.Agent, Path: run.Path, Tool: c.Tool,
 		Args: c.Args, Kind: string(c.Kind), GateError: c.GateError, Payload: c.Payload, ResumeSchema: c.ResumeSchema,
-		Approvers: []string{}, NotBy: who.NotBy, ApprovalsGiven: c.Approvals, CreatedAt: c.CreatedAt}
+		Approvers: []string{}, NotBy: who.NotBy, RequireReason: who.RequireReason, ApprovalsGiven: c.Approvals, CreatedAt: c.CreatedAt}
 	if lists := who.Lists(); len(lists) > 0 {
 		a.Approvers, a.AlsoApprovers = lists[0], lists[1:]
 	}

@@ -46,6 +46,7 @@ func (d *decoder) toolPolicy(f *file, v *yaml.Node, t *Tool, path string) {
 	t.Idempotent = boolean(field(v, "idempotent"))
 	t.Approvers = d.approvers(f, field(v, "approvers"), path+".approvers")
 	t.SeparateDuties = boolean(field(v, "separateDuties"))
+	t.RequireReason = boolean(field(v, "requireReason"))
 	t.Approvals = 1
 	if n := scalar(field(v, "approvals")); n != nil {
 		if a, err := strconv.Atoi(n.Value); err == nil && a > 0 {

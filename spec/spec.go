@@ -168,6 +168,9 @@ type Tool struct {
 	Approvals int
 	// SeparateDuties: whoever started the run may not approve.
 	SeparateDuties bool
+	// RequireReason: every decision on a call (approve, decline,
+	// resume) gives a reason.
+	RequireReason bool
 }
 
 // Kind names the kind of the tool's declaration, the toolkit that

@@ -21,17 +21,24 @@ order they were made. It only reads the database. The decisions of runs
 agentctl prune --keep-audit deleted come from their tombstones, in time
 order with the others.
 
+--agent NAME takes the decisions in the runs of NAME and in the runs
+below them: a supervisor's sub-agents', at any depth, each with its
+path (dbops > pg); --root-only keeps to the runs of NAME itself.
+
 --since and --until take a time (RFC 3339, or a date: 2026-11-01) or a
 duration back from now (30d, 12h); --until is exclusive. -o csv writes
 one row per decision with a header, for a spreadsheet or an auditor's
-tool; -o json an array of objects.
+tool; -o json an array of objects. Both have the same fields, each in
+every row (via is cli for a decision made on the database); the text
+table shows them but the root, OS user, edited and resumed.
 
 Examples:
   agentctl audit --since 30d
   agentctl audit --since 2026-11-01 --until 2026-12-01 -o csv > november.csv
   agentctl audit --agent oncall -o json`
 
-// auditEntry is one decision as audit -o json prints it.
+// auditEntry is one decision as audit -o json prints it: -o csv has
+// the same fields, in this order, and -o text the same values.
 type auditEntry struct {
 	At      time.Time `json:"at"`
 	RunID   string    `json:"runId"`
@@ -42,14 +49,16 @@ type auditEntry struct {
 	Action  string    `json:"action"`
 	By      string    `json:"by"`
 	OSUser  string    `json:"osUser"`
-	Via     string    `json:"via,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-	Edited  bool      `json:"edited,omitempty"` // an approval changed the arguments
-	Resumed bool      `json:"resumed,omitempty"`
+	Via     string    `json:"via"` // "cli" for a decision made on the database
+	Reason  string    `json:"reason"`
+	Edited  bool      `json:"edited"` // an approval changed the arguments
+	Resumed bool      `json:"resumed"`
+	Path    []string  `json:"path"` // the agents from the root's to the run's
 }
 
 func (a *app) auditCmd() *cobra.Command {
 	var since, until, agent, out string
+	var rootOnly bool
 	cmd := &cobra.Command{
 		Use:   "audit [--since T] [--until T] [--agent NAME] [-o text|json|csv]",
 		Short: "Export the decisions made across runs",
@@ -57,7 +66,10 @@ func (a *app) auditCmd() *cobra.Command {
 		Args:  argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now()
-			f := store.AuditFilter{Agent: agent}
+			if rootOnly && agent == "" {
+				return usageErr(fmt.Errorf("--root-only: it keeps --agent to the agent's own runs: name one"))
+			}
+			f := store.AuditFilter{Agent: agent, RootOnly: rootOnly}
 			var err error
 			if f.Since, err = pointInTime("--since", since, now); err != nil {
 				return err
@@ -84,7 +96,8 @@ func (a *app) auditCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&since, "since", "", "only decisions made at or after `T` (RFC 3339, a date, or a duration back: 30d)")
 	cmd.Flags().StringVar(&until, "until", "", "only decisions made before `T`")
-	cmd.Flags().StringVar(&agent, "agent", "", "only decisions in runs of agent `NAME`")
+	cmd.Flags().StringVar(&agent, "agent", "", "only decisions in runs of agent `NAME` and in the runs below them (its sub-agents')")
+	cmd.Flags().BoolVar(&rootOnly, "root-only", false, "with --agent: only decisions in the agent's own runs, not its sub-agents'")
 	cmd.Flags().StringVarP(&out, "output", "o", "text", "output format: text, json or csv")
 	return cmd
 }
@@ -110,18 +123,27 @@ func pointInTime(flag, v string, now time.Time) (time.Time, error) {
 func (a *app) printAudit(out string, ds []*store.Audited) error {
 	entries := make([]auditEntry, 0, len(ds))
 	for _, d := range ds {
+		via := d.Via
+		if via == "" {
+			via = "cli"
+		}
+		path := d.Path
+		if len(path) == 0 {
+			path = []string{d.Agent}
+		}
 		entries = append(entries, auditEntry{At: d.At.UTC(), RunID: d.RunID, RootID: d.RootID, Agent: d.Agent, CallID: d.CallID, Tool: d.Tool,
-			Action: string(d.Action), By: d.By, OSUser: d.OSUser, Via: d.Via, Reason: d.Reason, Edited: len(d.ArgsAfter) > 0, Resumed: len(d.Data) > 0})
+			Action: string(d.Action), By: d.By, OSUser: d.OSUser, Via: via, Reason: d.Reason, Edited: len(d.ArgsAfter) > 0, Resumed: len(d.Data) > 0,
+			Path: path})
 	}
 	switch out {
 	case "json":
 		return writeJSON(a.stdout, entries)
 	case "csv":
 		w := csv.NewWriter(a.stdout)
-		w.Write([]string{"at", "run_id", "root_id", "agent", "call_id", "tool", "action", "by", "os_user", "via", "reason", "edited"})
+		w.Write([]string{"at", "run_id", "root_id", "agent", "call_id", "tool", "action", "by", "os_user", "via", "reason", "edited", "resumed", "path"})
 		for _, e := range entries {
 			w.Write([]string{e.At.Format(time.RFC3339Nano), e.RunID, e.RootID, csvSafe(e.Agent), csvSafe(e.CallID), csvSafe(e.Tool), e.Action,
-				csvSafe(e.By), csvSafe(e.OSUser), e.Via, csvSafe(e.Reason), fmt.Sprint(e.Edited)})
+				csvSafe(e.By), csvSafe(e.OSUser), csvSafe(e.Via), csvSafe(e.Reason), fmt.Sprint(e.Edited), fmt.Sprint(e.Resumed), csvSafe(strings.Join(e.Path, " > "))})
 		}
 		w.Flush()
 		return w.Error()
@@ -133,12 +155,8 @@ func (a *app) printAudit(out string, ds []*store.Audited) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tRUN\tAGENT\tCALL\tTOOL\tACTION\tBY\tVIA\tREASON")
 	for _, e := range entries {
-		via := e.Via
-		if via == "" {
-			via = "cli"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stamp(e.At), e.RunID, oneLine(e.Agent, 40), e.CallID, oneLine(e.Tool, 40),
-			e.Action, oneLine(e.By, 40), via, oneLine(e.Reason, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stamp(e.At), e.RunID, oneLine(strings.Join(e.Path, " > "), 60), e.CallID,
+			oneLine(e.Tool, 40), e.Action, oneLine(e.By, 40), e.Via, oneLine(e.Reason, 60))
 	}
 	return tw.Flush()
 }

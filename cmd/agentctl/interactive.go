@@ -218,6 +218,8 @@ func (s *session) decide(ctx context.Context, v *engine.RunView, p engine.Pendin
 		s.asked[p.CallID] = true
 		s.stillWaiting(nv, p)
 		return nv, false, nil
+	case errors.As(err, &input) && input.Field == engine.InputReason:
+		return s.askReason(ctx, v, p, d)
 	case errors.As(err, &input):
 		s.printInput(input)
 		return nil, true, nil
@@ -235,6 +237,26 @@ func (s *session) decide(ctx context.Context, v *engine.RunView, p engine.Pendin
 		return nv, false, nil
 	}
 	return nil, false, err
+}
+
+// askReason asks for the reason the call's tool requires
+// (requireReason) of decision d, and decides again with it; none given,
+// nothing is recorded and the call is asked about again.
+func (s *session) askReason(ctx context.Context, v *engine.RunView, p engine.PendingView, d engine.Decision) (*engine.RunView, bool, error) {
+	reason, err := s.readLine("reason (" + escaped(p.Tool, false) + " asks every decision for one) > ")
+	if err != nil {
+		return nil, false, err
+	}
+	if err := s.a.limits.check("the reason", []byte(reason)); err != nil {
+		fmt.Fprintf(s.w, "%v\n", err)
+		return nil, true, nil
+	}
+	if strings.TrimSpace(reason) == "" {
+		fmt.Fprintln(s.w, "no reason: nothing was recorded")
+		return nil, true, nil
+	}
+	d.Reason = reason
+	return s.decide(ctx, v, p, d)
 }
 
 // done says what a decision did.

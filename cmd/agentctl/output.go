@@ -360,6 +360,10 @@ func addDecisionFlags(cmd *cobra.Command, d *engine.Decision) {
 	case store.Resume:
 		reason = "why; kept in the audit trail with the resume data (the model is not told)"
 	}
+	switch d.Action {
+	case store.Approve, store.Decline, store.Resume:
+		reason += "; required where the call's tool says requireReason"
+	}
 	cmd.Flags().StringVar(&d.Reason, "reason", "", reason)
 	cmd.Flags().BoolVar(&d.Detach, "detach", false, "record the decision and return (exit 0): a worker advances the run (agentctl worker)")
 }

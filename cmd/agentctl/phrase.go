@@ -83,6 +83,9 @@ func phraseWrongCall(e *engine.WrongCallError) string {
 }
 
 func phraseInput(e *engine.InputError) string {
+	if e.Field == engine.InputReason {
+		return fmt.Sprintf("call %s (%s) needs a reason: its tool's requireReason asks every decision for one: pass --reason TEXT; nothing was recorded", e.CallID, e.Tool)
+	}
 	if e.Field == engine.InputArgs {
 		switch e.Problem {
 		case engine.ProblemNoTool:

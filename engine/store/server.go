@@ -134,15 +134,24 @@ type ServerStore interface {
 // AuditFilter selects decisions across runs (agentctl audit).
 type AuditFilter struct {
 	Since, Until time.Time // zero: unbounded; Until is exclusive
-	Agent        string    // the agent of the run decided in; "": any
-	Limit        int       // 0: no limit
+	// Agent selects the decisions in runs of this agent and in the runs
+	// below them (a supervisor's sub-agents, at any depth); "": any.
+	Agent string
+	// RootOnly keeps Agent to the runs of that agent itself.
+	RootOnly bool
+	Limit    int // 0: no limit
 }
 
 // Audited is a decision with what it was about: the agent of its run,
-// the run's root and the call's tool.
+// the run's root, the agents from the root's to the run's (Path) and
+// the call's tool.
 type Audited struct {
 	Decision
 	Agent, RootID, Tool string
+	// Path names the agents from the root of the run's tree to the run.
+	// A pruned run's tombstone keeps no path: its root's agent, then its
+	// own when they differ.
+	Path []string
 }
 
 // AuditStore reads the audit trail across runs.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ type decision struct {
 	action    store.Action
 	run, call string
 	reason    string
+	// trigger is the press's trigger_id: an approval refused for want of
+	// a reason opens ApproveView's form with it.
+	trigger string
 }
 
 // message is the Slack message a decision was made from, to update.
@@ -38,7 +42,10 @@ type outcome struct {
 	// refused: the policy refused the one who pressed, who is told
 	// privately; the message keeps its status, with the refusal added.
 	refused bool
-	tool    string // the call's tool, when the server said
+	// reason: refused for want of a reason (the tool's requireReason);
+	// nothing was recorded.
+	reason bool
+	tool   string // the call's tool, when the server said
 }
 
 // decideThenAnswer makes the decision in the background as user, waits
@@ -50,6 +57,11 @@ func (h *handler) decideThenAnswer(w http.ResponseWriter, r *http.Request, user 
 	h.s.Go(func(ctx context.Context) {
 		o := h.decide(ctx, user, d)
 		close(decided)
+		if o.reason && d.action == store.Approve && d.trigger != "" {
+			// The tool asks a reason: the form asks it, its submission approves.
+			h.openForm(ctx, "Approve", notify.ApproveView, d.trigger, m)
+			return
+		}
 		if o.refused {
 			h.ephemeral(m.ResponseURL, o.status)
 		}
@@ -83,6 +95,8 @@ func (h *handler) decide(ctx context.Context, user string, d decision) outcome {
 		msg = e.Error.Message
 	}
 	switch {
+	case status == http.StatusBadRequest && slices.ContainsFunc(e.Error.Details, func(d api.Detail) bool { return d.Pointer == "/reason" }):
+		return outcome{status: fmt.Sprintf("%s's %s was not recorded: %s", user, verb, msg), keep: true, refused: true, reason: true}
 	case status == http.StatusForbidden:
 		return outcome{status: fmt.Sprintf("%s's %s was refused: %s", user, verb, msg), keep: true, refused: true}
 	case status == http.StatusConflict || status == http.StatusNotFound:

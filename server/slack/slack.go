@@ -211,25 +211,32 @@ func (h *handler) press(w http.ResponseWriter, r *http.Request, p *payload) {
 	}
 	m.runID, m.callID = run, call
 	if a.ActionID == notify.DeclineActionID {
-		h.cache.put(m)
-		meta := metadata{Value: a.Value, Channel: m.Channel, TS: m.TS, ResponseURL: m.ResponseURL}
-		b, _ := json.Marshal(meta)
 		trigger := p.TriggerID
-		h.s.Go(func(ctx context.Context) {
-			if err := h.o.Bot.OpenView(ctx, trigger, notify.DeclineView(a.Value, string(b))); err != nil {
-				h.o.Log.Warn("slack: open the decline form", "run", run, "call", call, "error", err.Error())
-				h.ephemeral(m.ResponseURL, "The Decline form could not be opened ("+err.Error()+"): nothing was decided; press Decline again.")
-			}
-		})
+		h.s.Go(func(ctx context.Context) { h.openForm(ctx, "Decline", notify.DeclineView, trigger, m) })
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	h.decideThenAnswer(w, r, who, decision{action: store.Approve, run: run, call: call}, m)
+	h.decideThenAnswer(w, r, who, decision{action: store.Approve, run: run, call: call, trigger: p.TriggerID}, m)
 }
 
-// submit is the Decline form sent: the call is declined with its reason.
+// openForm opens the form view makes (DeclineView, ApproveView) for the
+// call of m, with trigger, carrying m to the submission; a failure is
+// told privately.
+func (h *handler) openForm(ctx context.Context, verb string, view func(value, metadata string) json.RawMessage, trigger string, m message) {
+	h.cache.put(m)
+	value := notify.ActionValue(m.runID, m.callID)
+	b, _ := json.Marshal(metadata{Value: value, Channel: m.Channel, TS: m.TS, ResponseURL: m.ResponseURL})
+	if err := h.o.Bot.OpenView(ctx, trigger, view(value, string(b))); err != nil {
+		h.o.Log.Warn("slack: open the "+strings.ToLower(verb)+" form", "run", m.runID, "call", m.callID, "error", err.Error())
+		h.ephemeral(m.ResponseURL, "The "+verb+" form could not be opened ("+err.Error()+"): nothing was decided; press "+verb+" again.")
+	}
+}
+
+// submit is the Decline form, or the Approve form of a tool that asks a
+// reason, sent: the call is decided with its reason.
 func (h *handler) submit(w http.ResponseWriter, r *http.Request, p *payload) {
-	if p.View.CallbackID != notify.DeclineCallbackID {
+	action := map[string]store.Action{notify.DeclineCallbackID: store.Decline, notify.ApproveCallbackID: store.Approve}[p.View.CallbackID]
+	if action == "" {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -251,7 +258,7 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request, p *payload) {
 	}
 	m := h.cache.get(meta.Channel, meta.TS)
 	m.ResponseURL, m.runID, m.callID = meta.ResponseURL, run, call
-	h.decideThenAnswer(w, r, who, decision{action: store.Decline, run: run, call: call, reason: notify.DeclineReason(p.View.State.Values)}, m)
+	h.decideThenAnswer(w, r, who, decision{action: action, run: run, call: call, reason: notify.DeclineReason(p.View.State.Values)}, m)
 }
 
 // metadata is what the Decline form carries from the press to the

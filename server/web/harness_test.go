@@ -55,6 +55,11 @@ models:
     turns:
       - toolCalls: [{tool: hang, args: {name: "${{ input }}"}}]
       - text: "hung: ${{ results[0] }}"
+  w:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: wipe, args: {}}]
+      - text: "wiped: ${{ results[0] }}"
 tools:
   restart:
     description: restart a service
@@ -99,10 +104,19 @@ tools:
       type: object
       properties: {name: {type: string, pattern: "^[a-z]+$"}}
     exec: {command: [sh, -c, 'if [ -e "once-$0" ]; then echo again; else touch "once-$0"; cat gate; fi', "${{ input.name }}"]}
+  wipe:
+    description: wipe the scratch disk; every decision says why
+    requireApproval: true
+    requireReason: true
+    input: {type: object}
+    exec: {command: [echo, wiped]}
 agents:
   ops:
     model: m
     tools: [restart]
+  wipe:
+    model: w
+    tools: [wipe]
   release:
     model: r
     tools: [release]

@@ -528,7 +528,7 @@ func conflict(ctx context.Context, tx *txn, runID, callID string) error {
 // tombstones' of pruned runs, merged in time order.
 func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, error) {
 	q := `SELECT d.run_id, d.call_id, d.action, d.by_name, d.os_user, d.via, d.reason, d.args_before, d.args_after, d.data, d.at,
-		r.agent, COALESCE(r.root_id, r.id), COALESCE(c.tool, '')
+		r.agent, COALESCE(r.root_id, r.id), COALESCE(c.tool, ''), r.path
 		FROM decisions d JOIN runs r ON r.id = d.run_id
 		LEFT JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id WHERE 1 = 1`
 	var args []any
@@ -538,8 +538,12 @@ func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, 
 	if !f.Until.IsZero() {
 		q, args = q+` AND d.at < ?`, append(args, ms(f.Until))
 	}
-	if f.Agent != "" {
+	if f.Agent != "" && f.RootOnly {
 		q, args = q+` AND r.agent = ?`, append(args, f.Agent)
+	} else if f.Agent != "" {
+		// A run below one of the agent's has it in its path (a JSON
+		// array of names: the quotes keep "db" from matching "dbops").
+		q, args = q+` AND (r.agent = ? OR r.path LIKE ? ESCAPE '!')`, append(args, f.Agent, pathHas(f.Agent))
 	}
 	q += ` ORDER BY d.id`
 	if f.Limit > 0 {
@@ -555,9 +559,15 @@ func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, 
 		var a store.Audited
 		var before, after, data sql.NullString
 		var at int64
+		var path string
 		if err := rows.Scan(&a.RunID, &a.CallID, &a.Action, &a.By, &a.OSUser, &a.Via, &a.Reason, &before, &after, &data, &at,
-			&a.Agent, &a.RootID, &a.Tool); err != nil {
+			&a.Agent, &a.RootID, &a.Tool, &path); err != nil {
 			return nil, fmt.Errorf("audit trail: %w", err)
+		}
+		if a.Path = []string{a.Agent}; path != "" && path != "[]" {
+			if err := json.Unmarshal([]byte(path), &a.Path); err != nil {
+				return nil, fmt.Errorf("audit trail: run %s: path: %w", a.RunID, err)
+			}
 		}
 		a.ArgsBefore, a.ArgsAfter, a.Data = raw(before), raw(after), raw(data)
 		a.At = fromMS(at)
@@ -573,4 +583,11 @@ func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, 
 		return nil, fmt.Errorf("audit trail: pruned runs: %w", s.Classify(err))
 	}
 	return mergeAudit(out, pruned, f.Limit), nil
+}
+
+// pathHas is the LIKE pattern (escape character !) that finds name
+// among the elements of a run's path as the store writes it (JSON).
+func pathHas(name string) string {
+	b, _ := json.Marshal(name)
+	return "%" + strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(string(b)) + "%"
 }

@@ -342,6 +342,9 @@ type tombDecision struct {
 	ArgsAfter  json.RawMessage `json:"argsAfter,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
 	At         int64           `json:"at"` // milliseconds since the epoch, as in the decisions table
+	// Path names the agents from the root's to the run's, for a run
+	// below a root; tombstones written before it have none.
+	Path []string `json:"path,omitempty"`
 }
 
 // jsonText keeps a stored JSON text as it is, and anything else (not
@@ -363,8 +366,8 @@ func (s *DB) writeTombstones(ctx context.Context, tx *txn, runs []prunedRun, ids
 	byRun := map[string][]tombDecision{}
 	err := inChunks(ids, func(ph string, args []any) error {
 		rows, err := tx.QueryContext(ctx, `SELECT d.run_id, d.call_id, COALESCE(c.tool, ''), d.action, d.by_name, d.os_user, d.via, d.reason,
-			d.args_before, d.args_after, d.data, d.at
-			FROM decisions d LEFT JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id
+			d.args_before, d.args_after, d.data, d.at, r.path
+			FROM decisions d LEFT JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id JOIN runs r ON r.id = d.run_id
 			WHERE d.run_id IN (`+ph+`) ORDER BY d.id`, args...)
 		if err != nil {
 			return err
@@ -374,8 +377,14 @@ func (s *DB) writeTombstones(ctx context.Context, tx *txn, runs []prunedRun, ids
 			var run string
 			var d tombDecision
 			var before, after, data sql.NullString
-			if err := rows.Scan(&run, &d.CallID, &d.Tool, &d.Action, &d.By, &d.OSUser, &d.Via, &d.Reason, &before, &after, &data, &d.At); err != nil {
+			var path string
+			if err := rows.Scan(&run, &d.CallID, &d.Tool, &d.Action, &d.By, &d.OSUser, &d.Via, &d.Reason, &before, &after, &data, &d.At, &path); err != nil {
 				return err
+			}
+			if path != "" && path != "[]" {
+				if err := json.Unmarshal([]byte(path), &d.Path); err != nil {
+					return fmt.Errorf("run %s: path: %w", run, err)
+				}
 			}
 			d.ArgsBefore, d.ArgsAfter, d.Data = jsonText(before), jsonText(after), jsonText(data)
 			byRun[run] = append(byRun[run], d)
@@ -410,11 +419,11 @@ func (s *DB) writeTombstones(ctx context.Context, tx *txn, runs []prunedRun, ids
 
 const tombCols = `id, root_id, agent, status, started_by, created_at, updated_at, pruned_at, decisions`
 
-func scanTombstone(sc scanner) (*store.Tombstone, error) {
+func scanTombstone(sc scanner, extra ...any) (*store.Tombstone, error) {
 	var t store.Tombstone
 	var created, updated, pruned int64
 	var decisions string
-	if err := sc.Scan(&t.ID, &t.RootID, &t.Agent, &t.Status, &t.StartedBy, &created, &updated, &pruned, &decisions); err != nil {
+	if err := sc.Scan(append([]any{&t.ID, &t.RootID, &t.Agent, &t.Status, &t.StartedBy, &created, &updated, &pruned, &decisions}, extra...)...); err != nil {
 		return nil, err
 	}
 	t.CreatedAt, t.UpdatedAt, t.PrunedAt = fromMS(created), fromMS(updated), fromMS(pruned)
@@ -423,7 +432,7 @@ func scanTombstone(sc scanner) (*store.Tombstone, error) {
 		return nil, fmt.Errorf("tombstone of run %s: decisions: %w", t.ID, err)
 	}
 	for _, d := range ds {
-		t.Decisions = append(t.Decisions, store.Audited{Agent: t.Agent, RootID: t.RootID, Tool: d.Tool, Decision: store.Decision{
+		t.Decisions = append(t.Decisions, store.Audited{Agent: t.Agent, RootID: t.RootID, Tool: d.Tool, Path: d.Path, Decision: store.Decision{
 			RunID: t.ID, CallID: d.CallID, Action: d.Action, By: d.By, OSUser: d.OSUser, Via: d.Via, Reason: d.Reason,
 			ArgsBefore: d.ArgsBefore, ArgsAfter: d.ArgsAfter, Data: d.Data, At: fromMS(d.At)}})
 	}
@@ -446,29 +455,42 @@ func (s *DB) Tombstone(ctx context.Context, id string) (*store.Tombstone, error)
 // in time order. A run's decisions were all made after it was created
 // and before it was pruned: those bound the rows read.
 func (s *DB) auditTombstones(ctx context.Context, f store.AuditFilter) ([]*store.Audited, error) {
-	q, args := `SELECT `+tombCols+` FROM tombstones WHERE decisions <> '[]'`, []any(nil)
+	q := `SELECT t.` + strings.ReplaceAll(tombCols, ", ", ", t.") + `, COALESCE(rt.agent, t.agent)
+		FROM tombstones t LEFT JOIN tombstones rt ON rt.id = t.root_id WHERE t.decisions <> '[]'`
+	var args []any
 	if !f.Since.IsZero() {
-		q, args = q+` AND pruned_at >= ?`, append(args, ms(f.Since))
+		q, args = q+` AND t.pruned_at >= ?`, append(args, ms(f.Since))
 	}
 	if !f.Until.IsZero() {
-		q, args = q+` AND created_at < ?`, append(args, ms(f.Until))
+		q, args = q+` AND t.created_at < ?`, append(args, ms(f.Until))
 	}
-	if f.Agent != "" {
-		q, args = q+` AND agent = ?`, append(args, f.Agent)
+	if f.Agent != "" && f.RootOnly {
+		q, args = q+` AND t.agent = ?`, append(args, f.Agent)
+	} else if f.Agent != "" { // and below: by the decisions' paths, checked again below
+		q, args = q+` AND (t.agent = ? OR rt.agent = ? OR t.decisions LIKE ? ESCAPE '!')`, append(args, f.Agent, f.Agent, pathHas(f.Agent))
 	}
-	rows, err := s.query(ctx, q+` ORDER BY pruned_at, id`, args...)
+	rows, err := s.query(ctx, q+` ORDER BY t.pruned_at, t.id`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*store.Audited
 	for rows.Next() {
-		t, err := scanTombstone(rows)
+		var rootAgent string
+		t, err := scanTombstone(rows, &rootAgent)
 		if err != nil {
 			return nil, err
 		}
 		for i := range t.Decisions {
 			d := &t.Decisions[i]
+			if d.Path == nil && rootAgent != t.Agent { // kept before paths were
+				d.Path = []string{rootAgent, t.Agent}
+			} else if d.Path == nil {
+				d.Path = []string{t.Agent}
+			}
+			if f.Agent != "" && !f.RootOnly && t.Agent != f.Agent && !slices.Contains(d.Path, f.Agent) {
+				continue
+			}
 			if (f.Since.IsZero() || !d.At.Before(f.Since)) && (f.Until.IsZero() || d.At.Before(f.Until)) {
 				out = append(out, d)
 			}

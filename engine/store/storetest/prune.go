@@ -35,6 +35,7 @@ func endedRun(e *env, s store.Store, id, parent, spec string, status store.Statu
 	r := &store.Run{ID: id, Agent: "oncall", Status: store.Running, Input: "in " + id, SpecHash: spec, State: []byte(`{}`), StartedBy: "carol"}
 	if parent != "" {
 		r.Agent, r.ParentID, r.ParentCall, r.RootID = "db", parent, "call_1", parent
+		r.Path = []string{"oncall", "lead", "db"} // as if below a supervisor lead: a path the tombstone keeps
 	}
 	must(e, s.CreateRun(e.ctx, r, []byte("spec "+spec), lease))
 	c := &store.Call{ID: "call_1", Seq: 1, Step: 1, Tool: "restart", Args: []byte(`{"s":"nginx"}`), Status: store.CallPending, Kind: store.KindApproval}
@@ -252,7 +253,8 @@ func testPruneKeepAudit(e *env) {
 	for i, a := range after {
 		b := before[i]
 		if a.RunID != b.RunID || a.CallID != b.CallID || a.Action != b.Action || a.By != b.By || a.OSUser != b.OSUser ||
-			a.Reason != b.Reason || !a.At.Equal(b.At) || a.Agent != b.Agent || a.RootID != b.RootID || a.Tool != b.Tool {
+			a.Reason != b.Reason || !a.At.Equal(b.At) || a.Agent != b.Agent || a.RootID != b.RootID || a.Tool != b.Tool ||
+			fmt.Sprint(a.Path) != fmt.Sprint(b.Path) {
 			e.e("audit entry %d after the prune: %+v; before: %+v", i, a, b)
 		}
 	}
@@ -264,6 +266,10 @@ func testPruneKeepAudit(e *env) {
 		{store.AuditFilter{Until: t0.Add(time.Minute)}, "01A"},
 		{store.AuditFilter{Since: t0.Add(time.Minute), Until: t0.Add(2 * time.Hour)}, "01T 01TC"},
 		{store.AuditFilter{Agent: "db"}, "01TC"},
+		{store.AuditFilter{Agent: "lead"}, "01TC"},
+		{store.AuditFilter{Agent: "oncall"}, "01A 01T 01TC 01L"},
+		{store.AuditFilter{Agent: "oncall", RootOnly: true}, "01A 01T 01L"},
+		{store.AuditFilter{Agent: "lea_"}, ""},
 		{store.AuditFilter{Limit: 2}, "01A 01T"},
 		{store.AuditFilter{Since: e.clock.now()}, "01L"},
 	}
@@ -273,7 +279,7 @@ func testPruneKeepAudit(e *env) {
 		for _, d := range ds {
 			ids = append(ids, d.RunID)
 		}
-		if got := fmt.Sprint(ids); err != nil || got != "["+c.want+"]" {
+		if got := fmt.Sprint(ids); err != nil || got != "["+c.want+"]" || len(ds) > 0 && len(ds[0].Path) == 0 {
 			e.e("audit %+v: %s, %v; want [%s]", c.f, got, err, c.want)
 		}
 	}

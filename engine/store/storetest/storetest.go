@@ -92,6 +92,7 @@ func Run(t *testing.T, b Backend) {
 		{"FirstSeen", testFirstSeen},
 		{"PruneCounts", testPruneCounts}, {"PruneKeepsUnended", testPruneKeepsUnended}, {"PruneKeepAudit", testPruneKeepAudit}, {"PruneBatches", testPruneBatches},
 		{"Audit", testAudit},
+		{"AuditTree", testAuditTree},
 		{"AnyText", testAnyText},
 		{"Requests", testRequests}, {"RetryVotes", testRetryVotes},
 	}
