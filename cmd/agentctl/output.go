@@ -47,10 +47,14 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// hintTo is what a printed hint names: cmd, how the command begins
+// (app.hintCmd), and run, the run (a unique prefix of its id).
+type hintTo struct{ cmd, run string }
+
 // printRun prints a run after a command that advanced it, and returns
-// the exit its status calls for; its hints name the run by short, a
-// unique prefix of its id.
-func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) error {
+// the exit its status calls for; its hints begin as to.cmd and name the
+// run as to.run.
+func printRun(w, errw io.Writer, f format, v *engine.RunView, to hintTo) error {
 	if v.Notice != "" {
 		fmt.Fprintf(errw, "note: %s\n", v.Notice)
 	}
@@ -66,7 +70,7 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 	}
 	switch v.Status {
 	case store.Suspended:
-		printHints(w, v, short)
+		printHints(w, v, to)
 	case store.Completed:
 		if v.Output != "" {
 			fmt.Fprintln(w, escaped(v.Output, true))
@@ -74,9 +78,9 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 	case store.Failed:
 		fmt.Fprintf(w, "error: %s\n", escaped(v.Error, true))
 	case store.Stalled:
-		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once what failed is fixed: agentctl continue %s\n", v.Error, v.RunID)
+		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once what failed is fixed: %s continue %s\n", v.Error, to.cmd, v.RunID)
 	case store.Running:
-		fmt.Fprintln(w, "another process is advancing this run; follow it with: agentctl events", v.RunID, "--follow")
+		fmt.Fprintf(w, "another process is advancing this run; follow it with: %s events %s --follow\n", to.cmd, v.RunID)
 	}
 	return statusExit(v.Status)
 }
@@ -84,9 +88,10 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 // printHints prints, for each kind of wait, the commands that decide it,
 // each runnable as printed: --call names the call when the command would
 // otherwise have several to choose from (decline takes any pending call),
-// and --call ID stands for one of several listed above. short names the
-// run: a unique prefix of its id.
-func printHints(w io.Writer, v *engine.RunView, short string) {
+// and --call ID stands for one of several listed above. to names the
+// command and the run.
+func printHints(w io.Writer, v *engine.RunView, to hintTo) {
+	short := to.run
 	var approvals, suspended, interrupted []engine.PendingView
 	for _, p := range v.Pending {
 		switch p.Kind {
@@ -109,15 +114,15 @@ func printHints(w io.Writer, v *engine.RunView, short string) {
 		return short + " --call ID"
 	}
 	if len(approvals) > 0 {
-		fmt.Fprintf(w, "approve: agentctl approve %s      decline: agentctl decline %s --reason \"...\"\n",
-			target(approvals, len(approvals)), target(approvals, len(approvals)+len(suspended)))
+		fmt.Fprintf(w, "approve: %s approve %s      decline: %s decline %s --reason \"...\"\n",
+			to.cmd, target(approvals, len(approvals)), to.cmd, target(approvals, len(approvals)+len(suspended)))
 	}
 	if len(suspended) > 0 {
-		fmt.Fprintf(w, "resume: agentctl resume %s --data '{...}'\n", target(suspended, len(suspended)))
+		fmt.Fprintf(w, "resume: %s resume %s --data '{...}'\n", to.cmd, target(suspended, len(suspended)))
 	}
 	if len(interrupted) > 0 {
-		fmt.Fprintf(w, "interrupted (its process stopped): agentctl retry %s      or: agentctl resolve %s --output \"...\"\n",
-			target(interrupted, len(interrupted)), target(interrupted, len(interrupted)))
+		fmt.Fprintf(w, "interrupted (its process stopped): %s retry %s      or: %s resolve %s --output \"...\"\n",
+			to.cmd, target(interrupted, len(interrupted)), to.cmd, target(interrupted, len(interrupted)))
 	}
 }
 
@@ -233,7 +238,7 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 	if f.streamer != nil && f.streamer.printed && v.Status == store.Completed {
 		v2 := *v
 		v2.Output = "" // printed as it arrived
-		return printRun(a.stdout, a.stderr, f.out, &v2, v.RunID)
+		return printRun(a.stdout, a.stderr, f.out, &v2, hintTo{a.hintCmd(), v.RunID})
 	}
 	short := v.RunID
 	if f.out == "text" && v.Status == store.Suspended && len(a.engines) > 0 {
@@ -243,7 +248,7 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 			short = s
 		}
 	}
-	return printRun(a.stdout, a.stderr, f.out, v, short)
+	return printRun(a.stdout, a.stderr, f.out, v, hintTo{a.hintCmd(), short})
 }
 
 // textStreamer prints the text of text-delta events as it arrives, and

@@ -96,9 +96,12 @@ type app struct {
 	// mu guards engines and, once an engine is added, grace.
 	mu      sync.Mutex
 	engines []*engine.Engine
-	limits  limits         // read before any command runs
-	server  string         // --server
-	remote  *client.Client // the server the command goes through, if any (connect)
+	limits  limits // read before any command runs
+	server  string // --server
+	// hintFlags is the --server or --db of the command line, as the
+	// hints it prints repeat it (hintCmd).
+	hintFlags string
+	remote    *client.Client // the server the command goes through, if any (connect)
 	// cmdPath names the command that ran ("agentctl approve"), for the
 	// usage hint; errJSON is set when it was given -o json: its error is
 	// then printed as the API's error object.
@@ -261,9 +264,10 @@ func (a *app) report(err error) int {
 			fmt.Fprintf(a.stderr, "  %s\n", m)
 		}
 	default:
-		fmt.Fprintf(a.stderr, "agentctl: %s\n", phrase(err))
+		// The commands a phrase names run as printed: with --db or --server.
+		fmt.Fprintf(a.stderr, "agentctl: %s\n", strings.ReplaceAll(phrase(err), "with agentctl continue ", "with "+a.hintCmd()+" continue "))
 		if ace := (*engine.AfterCommitError)(nil); errors.As(err, &ace) {
-			fmt.Fprintf(a.stderr, "agentctl: once that is fixed, agentctl continue %s takes the run on; a call whose result was not stored is then reported interrupted, for retry or resolve\n", ace.RunID)
+			fmt.Fprintf(a.stderr, "agentctl: once that is fixed, %s continue %s takes the run on; a call whose result was not stored is then reported interrupted, for retry or resolve\n", a.hintCmd(), ace.RunID)
 		}
 	}
 	return code

@@ -119,7 +119,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintf(w, "error    %s\n", indent(d.Error))
 	}
 	if d.Status == store.Stalled {
-		fmt.Fprintf(w, "next     once what failed is fixed: agentctl continue %s\n", d.RunID)
+		fmt.Fprintf(w, "next     once what failed is fixed: %s continue %s\n", a.hintCmd(), d.RunID)
 	}
 	if len(d.Pending) > 0 {
 		fmt.Fprintln(w, "\npending")
@@ -144,8 +144,8 @@ func printDetail(a *app, d *engine.RunDetail) {
 			printTook(w, c)
 			printResult(w, c.Result, c.ResultText())
 			if c.Status == store.CallInterrupted {
-				fmt.Fprintf(w, "      next: it may or may not have taken effect; agentctl retry %s --call %s runs it again, agentctl resolve %s --call %s --output \"...\" records what you found\n",
-					d.RunID, c.CallID, d.RunID, c.CallID)
+				fmt.Fprintf(w, "      next: it may or may not have taken effect; %[1]s retry %[2]s --call %[3]s runs it again, %[1]s resolve %[2]s --call %[3]s --output \"...\" records what you found\n",
+					a.hintCmd(), d.RunID, c.CallID)
 			}
 		}
 	}
