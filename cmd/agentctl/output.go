@@ -217,7 +217,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 		cfg.Record = f.record
 	case f.replay != "":
 		if _, err := os.Stat(f.replay); err != nil {
-			return nil, usageErr(fmt.Errorf("--replay: %w", err))
+			return nil, inputErr(fmt.Errorf("--replay: %w", err))
 		}
 		cfg.Models, cfg.Replay = cfg.Models.Replaying(f.replay), f.replay
 	}
@@ -340,16 +340,16 @@ func checkJSON(what string, b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return usageErr(fmt.Errorf("%s is not JSON: %v (at byte %d)", what, se, se.Offset))
+			return inputErr(fmt.Errorf("%s is not JSON: %v (at byte %d)", what, se, se.Offset))
 		}
-		return usageErr(fmt.Errorf("%s is not JSON: %v", what, err))
+		return inputErr(fmt.Errorf("%s is not JSON: %v", what, err))
 	}
 	if e := textcheck.JSON(b); e != nil {
 		at := ""
 		if e.Pointer != "" {
 			at = " (" + e.Pointer + ")"
 		}
-		return usageErr(fmt.Errorf("%s: %v%s: agentctl takes UTF-8 text; nothing was stored", what, e, at))
+		return inputErr(fmt.Errorf("%s: %v%s: agentctl takes UTF-8 text; nothing was stored", what, e, at))
 	}
 	return nil
 }

@@ -74,7 +74,10 @@ func (a *app) connect(cmd *cobra.Command) error {
 		return nil
 	}
 	c, err := client.New(server, os.Getenv("AGENTCTL_TOKEN"))
-	if err != nil {
+	switch {
+	case err != nil && !flag:
+		return inputErr(fmt.Errorf("AGENTCTL_SERVER: %w", err))
+	case err != nil:
 		return usageErr(err)
 	}
 	a.remote = c
@@ -194,7 +197,7 @@ func (a *app) uploadSpec(files []string) (string, error) {
 	}
 	f, err := os.Open(files[0])
 	if err != nil {
-		return "", usageErr(err)
+		return "", inputErr(err)
 	}
 	defer f.Close()
 	b, err := a.limits.read(files[0], f)

@@ -204,8 +204,8 @@ type exitErr struct {
 	code int
 	err  error
 	cmd  *cobra.Command // for a usage error, the command misused, when known
-	// env: the mistake is in the environment, not the command line: no
-	// usage hint.
+	// env: the mistake is not in the command line (the environment, a
+	// file, a spec, data, the terminal): no usage hint (inputErr).
 	env bool
 }
 
@@ -219,6 +219,11 @@ func (e *exitErr) Error() string {
 func (e *exitErr) Unwrap() error { return e.err }
 
 func usageErr(err error) error { return &exitErr{code: exitUsage, err: err} }
+
+// inputErr exits 2 for a mistake that is not in how the command was
+// used: an environment variable, a file, a spec, data, the terminal. No
+// usage hint follows it: the command's help would not fix it.
+func inputErr(err error) error { return &exitErr{code: exitUsage, err: err, env: true} }
 
 // cmdUsageErr is a usage error of cmd, whose help its hint names.
 func cmdUsageErr(cmd *cobra.Command, err error) error {
@@ -360,7 +365,7 @@ func (a *app) errorObject(err error, code int) (api.Error, bool) {
 			return e, false
 		}
 		e.Message = ee.err.Error()
-		if ee.code == exitUsage {
+		if ee.code == exitUsage && !ee.env {
 			e.Hint = a.usageHint()
 		}
 	case errors.As(err, &amb):
@@ -410,7 +415,7 @@ func openDB(ctx context.Context, flag string, opts backend.Options) (*sqlstore.D
 	// A string that looks like a URL of another scheme, or like settings
 	// PostgreSQL does not know, is a mistake: it makes no file.
 	if err := backend.Check(path); err != nil {
-		return nil, usageErr(err)
+		return nil, inputErr(err)
 	}
 	// A new SQLite file named by --db or $AGENTCTL_DB goes in a directory
 	// that exists: a typo creates nothing. Only the default location is
@@ -460,7 +465,7 @@ func busyTimeout() (time.Duration, error) {
 	}
 	d, err := duration.Parse(v)
 	if err != nil || d <= 0 {
-		return 0, usageErr(fmt.Errorf("AGENTCTL_BUSY_TIMEOUT=%q: want a duration such as 30s or 2m", v))
+		return 0, inputErr(fmt.Errorf("AGENTCTL_BUSY_TIMEOUT=%q: want a duration such as 30s or 2m", v))
 	}
 	return d, nil
 }

@@ -78,7 +78,7 @@ do (a spec's exec tools run on the server's host).`,
 			}
 			g, err := e.Compile(s)
 			if err != nil {
-				return usageErr(err)
+				return inputErr(err)
 			}
 			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach, StartedBy: osUser()})
 			if err == nil && detach {
