@@ -519,15 +519,20 @@ func needsOne(what string) cobra.PositionalArgs {
 		case len(args) == 0:
 			return cmdUsageErr(cmd, fmt.Errorf("%s needs %s: %s", cmd.Name(), what, usageLine(cmd)))
 		case len(args) > 1:
-			quoted := make([]string, len(args))
-			for i, x := range args {
-				quoted[i] = strconv.Quote(x)
-			}
 			return cmdUsageErr(cmd, fmt.Errorf("%s takes one %s, not %d arguments (%s): %s",
-				cmd.Name(), strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a "), len(args), strings.Join(quoted, ", "), usageLine(cmd)))
+				cmd.Name(), strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a "), len(args), quoteArgs(args), usageLine(cmd)))
 		}
 		return nil
 	}
+}
+
+// quoteArgs quotes each argument, for an error that lists them.
+func quoteArgs(args []string) string {
+	quoted := make([]string, len(args))
+	for i, x := range args {
+		quoted[i] = strconv.Quote(x)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // usageLine is a command's usage as its help shows it.
