@@ -239,6 +239,9 @@ func (a *app) report(err error) int {
 	if a.db != nil {
 		err = a.db.Classify(err)
 	}
+	if code, ok := a.stopped(err); ok {
+		return code
+	}
 	code := exitCode(err)
 	if ee := (*exitErr)(nil); errors.As(err, &ee) && ee.cmd != nil {
 		a.noteCmd(ee.cmd) // arguments are checked before any hook runs

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/store"
+)
+
+// stopped reports a command stopped by SIGTERM or Ctrl-C (an
+// engine.InterruptedError) as its run now stands. A run whose call's
+// tool was killed waits for a human: it prints as any suspended run,
+// with its hints, and exits 3. A run checkpointed between steps is
+// named, its hint with its short id as every hint's. false: err is no
+// such stop, or it prints as any other error.
+func (a *app) stopped(err error) (int, bool) {
+	var ie *engine.InterruptedError
+	e := a.lastEngine()
+	if !errors.As(err, &ie) || e == nil {
+		return 0, false
+	}
+	ctx := context.Background()
+	short := ie.RunID
+	if s, err := e.ShortID(ctx, ie.RunID); err == nil {
+		short = s
+	}
+	v, verr := e.Inspect(ctx, ie.RunID)
+	if verr != nil || v.Status != store.Suspended {
+		if a.errJSON {
+			return 0, false
+		}
+		fmt.Fprintf(a.stderr, "agentctl: %v; continue it with %s continue %s\n", ie, a.hintCmd(), short)
+		return exitError, true
+	}
+	fmt.Fprintln(a.stderr, "agentctl: interrupted: a tool was stopped before it finished; the run waits for a human to retry or resolve its call")
+	f := format("text")
+	if a.errJSON {
+		f = "json"
+	}
+	printRun(a.stdout, a.stderr, f, v, hintTo{a.hintCmd(), short})
+	return exitSuspended, true
+}
