@@ -396,6 +396,7 @@ func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.D
 // detached prints a run a detached command left for a worker; it exits
 // 0 whatever the run's status.
 func (a *app) detached(f *runFlags, v *engine.RunView, note string) error {
+	a.warnNoWorker(v)
 	if f.out == "json" {
 		return writeJSON(a.stdout, v)
 	}

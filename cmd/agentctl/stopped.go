@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
@@ -41,4 +42,26 @@ func (a *app) stopped(err error) (int, bool) {
 	}
 	printRun(a.stdout, a.stderr, f, v, hintTo{a.hintCmd(), short})
 	return exitSuspended, true
+}
+
+// warnNoWorker says, on stderr, that no worker (agentctl worker, or
+// serve's pool) of this database is alive to advance run v, which a
+// detached command left for one, and what to start: else it would wait
+// without a word. Through a server, its own workers advance it.
+func (a *app) warnNoWorker(v *engine.RunView) {
+	if a.remote != nil || a.db == nil || v.Status.Terminal() {
+		return
+	}
+	q, err := a.db.Queue(context.Background())
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, w := range q.Workers {
+		if w.Alive(now) && !engine.HolderDead(w.ID) && (w.Agent == "" || w.Agent == v.Agent) {
+			return
+		}
+	}
+	fmt.Fprintf(a.stderr, "agentctl: note: no worker for agent %s is alive on this database: start one with %s worker (agentctl serve runs workers too)\n",
+		v.Agent, a.hintCmd())
 }
