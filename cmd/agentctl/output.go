@@ -48,8 +48,22 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // hintTo is what a printed hint names: cmd, how the command begins
-// (app.hintCmd), and run, the run (a unique prefix of its id).
-type hintTo struct{ cmd, run string }
+// (app.hintCmd), and run, the run (a unique prefix of its id); expire
+// says what declines an overdue call (app.expireHint).
+type hintTo struct{ cmd, run, expire string }
+
+// hintTo names run in the hints this command prints.
+func (a *app) hintTo(run string) hintTo { return hintTo{a.hintCmd(), run, a.expireHint()} }
+
+// expireHint says what declines an overdue call, as a command that runs
+// where it is printed: expire does not go through a server, whose own
+// workers decline it.
+func (a *app) expireHint() string {
+	if a.remote != nil {
+		return "the server's workers decline it"
+	}
+	return a.hintCmd() + " expire declines it"
+}
 
 // printRun prints a run after a command that advanced it, and returns
 // the exit its status calls for; its hints begin as to.cmd and name the
@@ -66,7 +80,7 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, to hintTo) error {
 	}
 	fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, paint(w, v.Status))
 	for _, p := range v.Pending {
-		printPending(w, "  pending  ", p)
+		printPending(w, "  pending  ", p, to.expire)
 	}
 	switch v.Status {
 	case store.Suspended:
@@ -126,15 +140,16 @@ func printHints(w io.Writer, v *engine.RunView, to hintTo) {
 	}
 }
 
-// printPending prints one pending call on a line, then what it shows.
-func printPending(w io.Writer, prefix string, p engine.PendingView) {
+// printPending prints one pending call on a line, then what it shows;
+// expire says what declines it once overdue.
+func printPending(w io.Writer, prefix string, p engine.PendingView, expire string) {
 	fmt.Fprintf(w, "%s%s  %s  %s  %s", prefix, p.CallID, p.Tool, escaped(string(p.Args), false), p.Kind)
 	if p.Needed > 1 {
 		fmt.Fprintf(w, "  %d of %d approvals", p.Approvals, p.Needed)
 	}
 	switch {
 	case p.Overdue:
-		fmt.Fprintf(w, "  overdue since %s (agentctl expire declines it)", stamp(*p.Deadline))
+		fmt.Fprintf(w, "  overdue since %s (%s)", stamp(*p.Deadline), expire)
 	case p.Deadline != nil:
 		fmt.Fprintf(w, "  expires %s", stamp(*p.Deadline))
 	}
@@ -238,7 +253,7 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 	if f.streamer != nil && f.streamer.printed && v.Status == store.Completed {
 		v2 := *v
 		v2.Output = "" // printed as it arrived
-		return printRun(a.stdout, a.stderr, f.out, &v2, hintTo{a.hintCmd(), v.RunID})
+		return printRun(a.stdout, a.stderr, f.out, &v2, a.hintTo(v.RunID))
 	}
 	short := v.RunID
 	if f.out == "text" && v.Status == store.Suspended && len(a.engines) > 0 {
@@ -248,7 +263,7 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 			short = s
 		}
 	}
-	return printRun(a.stdout, a.stderr, f.out, v, hintTo{a.hintCmd(), short})
+	return printRun(a.stdout, a.stderr, f.out, v, a.hintTo(short))
 }
 
 // textStreamer prints the text of text-delta events as it arrives, and

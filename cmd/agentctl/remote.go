@@ -259,7 +259,7 @@ func (a *app) remoteFinish(ctx context.Context, out *runFlags, ans *client.Answe
 		switch {
 		case err != nil && ctx.Err() != nil:
 			// Stopped (Ctrl-C): the server goes on; the run as it stood.
-			printRun(a.stdout, a.stderr, out.out, &d.RunView, hintTo{a.hintCmd(), d.RunID})
+			printRun(a.stdout, a.stderr, out.out, &d.RunView, a.hintTo(d.RunID))
 			return &exitErr{code: exitError, err: fmt.Errorf("stopped following run %s: the server goes on advancing it", d.RunID)}
 		case err != nil:
 			return a.remoteErr(err, out.out)
@@ -272,7 +272,7 @@ func (a *app) remoteFinish(ctx context.Context, out *runFlags, ans *client.Answe
 			short = s
 		}
 	}
-	return printRun(a.stdout, a.stderr, out.out, &d.RunView, hintTo{a.hintCmd(), short})
+	return printRun(a.stdout, a.stderr, out.out, &d.RunView, a.hintTo(short))
 }
 
 // remoteShow prints a run, or its tree, as the server has it.

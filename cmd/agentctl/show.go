@@ -83,7 +83,7 @@ func printTree(a *app, t []engine.TreeRun) {
 		fmt.Fprintln(a.stdout)
 		for _, p := range n.Pending {
 			if p.RunID == n.RunID {
-				printPending(a.stdout, pad+"  pending  ", p)
+				printPending(a.stdout, pad+"  pending  ", p, a.expireHint())
 			}
 		}
 	}
@@ -124,7 +124,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 	if len(d.Pending) > 0 {
 		fmt.Fprintln(w, "\npending")
 		for _, p := range d.Pending {
-			printPending(w, "  ", p)
+			printPending(w, "  ", p, a.expireHint())
 			printDeciders(w, p)
 		}
 	}

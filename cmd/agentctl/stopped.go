@@ -40,7 +40,7 @@ func (a *app) stopped(err error) (int, bool) {
 	if a.errJSON {
 		f = "json"
 	}
-	printRun(a.stdout, a.stderr, f, v, hintTo{a.hintCmd(), short})
+	printRun(a.stdout, a.stderr, f, v, a.hintTo(short))
 	return exitSuspended, true
 }
 
