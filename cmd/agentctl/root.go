@@ -45,7 +45,10 @@ decline its pending tool calls.
 
 Exit codes:
   0  completed, or the command succeeded
-  1  error, or the run failed
+  1  error, or the run failed; or the command was stopped (Ctrl-C,
+     SIGTERM) between two steps, the run checkpointed: agentctl
+     continue RUN goes on (a tool killed past --grace leaves the run
+     suspended instead: exit 3)
   2  bad usage, invalid spec or invalid input (unknown run id included)
   3  the run is suspended, waiting for a human decision
   4  conflict: the call is already decided, the run is not suspended,
