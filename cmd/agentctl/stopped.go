@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine"
+	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store"
 )
 
@@ -28,6 +29,17 @@ func (a *app) stopped(err error) (int, bool) {
 		short = s
 	}
 	v, verr := e.Inspect(ctx, ie.RunID)
+	if verr == nil && v.Status == store.Running && a.subInterrupted(ctx, e, ie.RunID) {
+		// A sub-agent's call was interrupted: the sub-run rests
+		// suspended; its root, stopped meanwhile, is brought to rest
+		// too (it only records that it waits), by an engine the stop
+		// does not stop.
+		rest := engine.New(a.db, engine.Config{Models: model.Default(), Limits: a.limits.engineLimits()})
+		defer rest.Close()
+		if rv, err := rest.Continue(ctx, ie.RunID); err == nil {
+			v = rv
+		}
+	}
 	if verr != nil || v.Status != store.Suspended {
 		if a.errJSON {
 			return 0, false
@@ -42,6 +54,26 @@ func (a *app) stopped(err error) (int, bool) {
 	}
 	printRun(a.stdout, a.stderr, f, v, a.hintTo(short))
 	return exitSuspended, true
+}
+
+// subInterrupted reports whether a sub-run of the tree of root rests
+// suspended with a call interrupted.
+func (a *app) subInterrupted(ctx context.Context, e *engine.Engine, root string) bool {
+	runs, err := e.Tree(ctx, root)
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if r.Depth == 0 || r.Status != store.Suspended {
+			continue
+		}
+		for _, p := range r.Pending {
+			if p.Kind == store.KindInterrupted && p.RunID == r.RunID {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // warnNoWorker says, on stderr, that no worker (agentctl worker, or
