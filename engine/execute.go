@@ -131,7 +131,11 @@ func (rn *runner) run(ctx context.Context, tn *toolNode, c *store.Call, call too
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Stopped past the grace period: the tool was killed mid-way.
-		if err := rn.interrupt(context.WithoutCancel(ctx), c, "interrupted: agentctl was stopped before the tool finished; it may or may not have taken effect"); err != nil {
+		wctx := context.WithoutCancel(ctx)
+		if err := rn.interrupt(wctx, c, "interrupted: agentctl was stopped before the tool finished; it may or may not have taken effect"); err != nil {
+			return err
+		}
+		if err := rn.restInterrupted(wctx, c); err != nil {
 			return err
 		}
 		return ctx.Err()

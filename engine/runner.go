@@ -183,6 +183,20 @@ func (rn *runner) interrupt(ctx context.Context, c *store.Call, why string) erro
 	return nil
 }
 
+// restInterrupted suspends the run once its call c, interrupted as the
+// process stops, waits for a human (retry or resolve) and no other call
+// of the run is left to run: every read then tells the same story, a
+// suspended run with a call pending, as continue would find it.
+func (rn *runner) restInterrupted(ctx context.Context, c *store.Call) error {
+	if c.Status != store.CallInterrupted || slices.ContainsFunc(rn.calls, func(x *store.Call) bool {
+		return x.ID != c.ID && (x.Status == store.CallApproved || x.Status == store.CallExecuting)
+	}) {
+		return nil
+	}
+	_, _, err := rn.suspend(ctx)
+	return err
+}
+
 // autoRetry runs an idempotent tool's interrupted call again, once: the
 // retry is a decision of agentctl's own (Actor), in the audit trail. A
 // call interrupted again after it waits for a human, as any other: a

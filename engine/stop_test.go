@@ -96,6 +96,7 @@ func TestStopLetsTheToolFinish(t *testing.T) {
 
 // Past the grace period (the context ends) the tool is stopped and its
 // call recorded interrupted, for a human: never a failure for the model.
+// The run rests suspended, its call pending, as every read then says.
 func TestStopPastGraceInterruptsTheCall(t *testing.T) {
 	g, table, tool := stopSetup(t)
 	db := openDB(t)
@@ -114,8 +115,11 @@ func TestStopPastGraceInterruptsTheCall(t *testing.T) {
 		!strings.HasPrefix(calls[0].Result, "interrupted: agentctl was stopped") {
 		t.Fatalf("calls %+v, %v: want call_1 interrupted", calls, err)
 	}
-	v, err := New(db, Config{Toolkits: table}).Continue(context.Background(), ie.RunID)
+	v, err := New(db, Config{Toolkits: table}).Inspect(context.Background(), ie.RunID)
 	if err != nil || v.Status != store.Suspended || len(v.Pending) != 1 || tool.calls.Load() != 1 {
-		t.Fatalf("continue: %+v, %v, tool ran %d times; want it waiting for a human", v, err, tool.calls.Load())
+		t.Fatalf("after the stop: %+v, %v, tool ran %d times; want it suspended, waiting for a human", v, err, tool.calls.Load())
+	}
+	if r, err := db.Run(context.Background(), ie.RunID); err != nil || r.Owner != "" || r.Status != store.Suspended {
+		t.Fatalf("run after stop: %+v, %v; want it released", r, err)
 	}
 }

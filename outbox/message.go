@@ -60,7 +60,7 @@ func (b *Outbox) message(ctx context.Context, ev *store.Event, ty notify.Type, r
 			return nil, err
 		}
 	}
-	m.Command = command(ty, r.ID, c)
+	m.Command = command(ty, b.cli(), r.ID, c)
 	return m, nil
 }
 
@@ -76,16 +76,30 @@ func (b *Outbox) link(runID, callID string) string {
 	return u
 }
 
-// command is the CLI command that decides a call (or shows it, once
-// decided).
-func command(ty notify.Type, runID string, c *store.Call) string {
+// cli is how a notification's command begins: through the server at
+// PublicURL when there is one (its inbox is there too), else against
+// the database the reader's agentctl uses.
+func (b *Outbox) cli() string {
+	u := strings.TrimRight(b.o.PublicURL, "/")
+	if u == "" {
+		return "agentctl"
+	}
+	if strings.Trim(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") != "" {
+		u = "'" + strings.ReplaceAll(u, "'", `'\''`) + "'"
+	}
+	return "agentctl --server " + u
+}
+
+// command is the CLI command, beginning as cli, that decides a call (or
+// shows it, once decided).
+func command(ty notify.Type, cli, runID string, c *store.Call) string {
 	switch ty {
 	case notify.Approval:
-		return "agentctl approve " + runID + " --call " + c.ID
+		return cli + " approve " + runID + " --call " + c.ID
 	case notify.Suspend:
-		return "agentctl resume " + runID + " --call " + c.ID + " --data '{...}'"
+		return cli + " resume " + runID + " --call " + c.ID + " --data '{...}'"
 	}
-	return "agentctl show " + runID
+	return cli + " show " + runID
 }
 
 // decode reads a stored notification's message.

@@ -37,7 +37,7 @@ var errDelegatesEnv = errors.New("AGENTCTL_DELEGATES is no longer read: any user
 // is said on warn, and the command goes on without them.
 func delegates(dbPath string, warn io.Writer) ([]string, error) {
 	if os.Getenv("AGENTCTL_DELEGATES") != "" {
-		return nil, usageErr(errDelegatesEnv)
+		return nil, inputErr(errDelegatesEnv)
 	}
 	out, err := readAdminDelegates(adminConfig)
 	if err != nil {

@@ -37,7 +37,7 @@ Mermaid renders in GitHub and most docs tools; dot is Graphviz.`,
 			asWritten(s)
 			g, err := engine.Compile(s, nil, nil)
 			if err != nil {
-				return usageErr(err)
+				return inputErr(err)
 			}
 			out, err := g.Render(argv[0], format)
 			if err != nil {

@@ -54,10 +54,10 @@ func (a *app) checkInteractive(cmd string, out *runFlags, detach bool) error {
 		return usageErr(fmt.Errorf("%s: -i and --events exclude each other: the events would mix with the questions", cmd))
 	}
 	if f, ok := a.stdin.(*os.File); !ok || !isTerminal(f) {
-		return usageErr(fmt.Errorf("%s -i asks at a terminal, and standard input is not one: decide with agentctl approve, decline or resume instead", cmd))
+		return inputErr(fmt.Errorf("%s -i asks at a terminal, and standard input is not one: decide with agentctl approve, decline or resume instead", cmd))
 	}
 	if !isTerminal(a.stdout) { // painted for colour, or not
-		return usageErr(fmt.Errorf("%s -i asks at a terminal, and standard output is not one: its questions would go where no one reads them", cmd))
+		return inputErr(fmt.Errorf("%s -i asks at a terminal, and standard output is not one: its questions would go where no one reads them", cmd))
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func readLimits() (limits, error) {
 		}
 		n, err := spec.ParseSize(text)
 		if err != nil {
-			return l, usageErr(fmt.Errorf("%s: %w", v.name, err))
+			return l, inputErr(fmt.Errorf("%s: %w", v.name, err))
 		}
 		v.set(&l, n)
 	}
@@ -74,13 +74,13 @@ func (l limits) check(what string, text []byte) error {
 // store it changed.
 func utf8Text(what string, text []byte) error {
 	if e := textcheck.Text(string(text)); e != nil {
-		return usageErr(fmt.Errorf("%s: %v: agentctl takes UTF-8 text (iconv converts other encodings); nothing was stored", what, e))
+		return inputErr(fmt.Errorf("%s: %v: agentctl takes UTF-8 text (iconv converts other encodings); nothing was stored", what, e))
 	}
 	return nil
 }
 
 func (l limits) over(what string) error {
-	return usageErr(fmt.Errorf("%s is %w: over %d bytes (AGENTCTL_MAX_INPUT raises the limit); nothing was stored", what, errTooLarge, l.input))
+	return inputErr(fmt.Errorf("%s is %w: over %d bytes (AGENTCTL_MAX_INPUT raises the limit); nothing was stored", what, errTooLarge, l.input))
 }
 
 // read reads r whole, refusing more than the input cap without reading

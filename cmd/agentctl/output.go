@@ -47,10 +47,28 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// hintTo is what a printed hint names: cmd, how the command begins
+// (app.hintCmd), and run, the run (a unique prefix of its id); expire
+// says what declines an overdue call (app.expireHint).
+type hintTo struct{ cmd, run, expire string }
+
+// hintTo names run in the hints this command prints.
+func (a *app) hintTo(run string) hintTo { return hintTo{a.hintCmd(), run, a.expireHint()} }
+
+// expireHint says what declines an overdue call, as a command that runs
+// where it is printed: expire does not go through a server, whose own
+// workers decline it.
+func (a *app) expireHint() string {
+	if a.remote != nil {
+		return "the server's workers decline it"
+	}
+	return a.hintCmd() + " expire declines it"
+}
+
 // printRun prints a run after a command that advanced it, and returns
-// the exit its status calls for; its hints name the run by short, a
-// unique prefix of its id.
-func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) error {
+// the exit its status calls for; its hints begin as to.cmd and name the
+// run as to.run.
+func printRun(w, errw io.Writer, f format, v *engine.RunView, to hintTo) error {
 	if v.Notice != "" {
 		fmt.Fprintf(errw, "note: %s\n", v.Notice)
 	}
@@ -62,11 +80,11 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 	}
 	fmt.Fprintf(w, "run %s  %s  %s\n", v.RunID, v.Agent, paint(w, v.Status))
 	for _, p := range v.Pending {
-		printPending(w, "  pending  ", p)
+		printPending(w, "  pending  ", p, to.expire)
 	}
 	switch v.Status {
 	case store.Suspended:
-		printHints(w, v, short)
+		printHints(w, v, to)
 	case store.Completed:
 		if v.Output != "" {
 			fmt.Fprintln(w, escaped(v.Output, true))
@@ -74,9 +92,9 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 	case store.Failed:
 		fmt.Fprintf(w, "error: %s\n", escaped(v.Error, true))
 	case store.Stalled:
-		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once what failed is fixed: agentctl continue %s\n", v.Error, v.RunID)
+		fmt.Fprintf(w, "stalled: %s\nthe results so far are kept; once what failed is fixed: %s continue %s\n", v.Error, to.cmd, v.RunID)
 	case store.Running:
-		fmt.Fprintln(w, "another process is advancing this run; follow it with: agentctl events", v.RunID, "--follow")
+		fmt.Fprintf(w, "another process is advancing this run; follow it with: %s events %s --follow\n", to.cmd, v.RunID)
 	}
 	return statusExit(v.Status)
 }
@@ -84,9 +102,10 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, short string) erro
 // printHints prints, for each kind of wait, the commands that decide it,
 // each runnable as printed: --call names the call when the command would
 // otherwise have several to choose from (decline takes any pending call),
-// and --call ID stands for one of several listed above. short names the
-// run: a unique prefix of its id.
-func printHints(w io.Writer, v *engine.RunView, short string) {
+// and --call ID stands for one of several listed above. to names the
+// command and the run.
+func printHints(w io.Writer, v *engine.RunView, to hintTo) {
+	short := to.run
 	var approvals, suspended, interrupted []engine.PendingView
 	for _, p := range v.Pending {
 		switch p.Kind {
@@ -109,27 +128,28 @@ func printHints(w io.Writer, v *engine.RunView, short string) {
 		return short + " --call ID"
 	}
 	if len(approvals) > 0 {
-		fmt.Fprintf(w, "approve: agentctl approve %s      decline: agentctl decline %s --reason \"...\"\n",
-			target(approvals, len(approvals)), target(approvals, len(approvals)+len(suspended)))
+		fmt.Fprintf(w, "approve: %s approve %s      decline: %s decline %s --reason \"...\"\n",
+			to.cmd, target(approvals, len(approvals)), to.cmd, target(approvals, len(approvals)+len(suspended)))
 	}
 	if len(suspended) > 0 {
-		fmt.Fprintf(w, "resume: agentctl resume %s --data '{...}'\n", target(suspended, len(suspended)))
+		fmt.Fprintf(w, "resume: %s resume %s --data '{...}'\n", to.cmd, target(suspended, len(suspended)))
 	}
 	if len(interrupted) > 0 {
-		fmt.Fprintf(w, "interrupted (its process stopped): agentctl retry %s      or: agentctl resolve %s --output \"...\"\n",
-			target(interrupted, len(interrupted)), target(interrupted, len(interrupted)))
+		fmt.Fprintf(w, "interrupted (its process stopped): %s retry %s      or: %s resolve %s --output \"...\"\n",
+			to.cmd, target(interrupted, len(interrupted)), to.cmd, target(interrupted, len(interrupted)))
 	}
 }
 
-// printPending prints one pending call on a line, then what it shows.
-func printPending(w io.Writer, prefix string, p engine.PendingView) {
+// printPending prints one pending call on a line, then what it shows;
+// expire says what declines it once overdue.
+func printPending(w io.Writer, prefix string, p engine.PendingView, expire string) {
 	fmt.Fprintf(w, "%s%s  %s  %s  %s", prefix, p.CallID, p.Tool, escaped(string(p.Args), false), p.Kind)
 	if p.Needed > 1 {
 		fmt.Fprintf(w, "  %d of %d approvals", p.Approvals, p.Needed)
 	}
 	switch {
 	case p.Overdue:
-		fmt.Fprintf(w, "  overdue since %s (agentctl expire declines it)", stamp(*p.Deadline))
+		fmt.Fprintf(w, "  overdue since %s (%s)", stamp(*p.Deadline), expire)
 	case p.Deadline != nil:
 		fmt.Fprintf(w, "  expires %s", stamp(*p.Deadline))
 	}
@@ -212,7 +232,7 @@ func (a *app) engineFor(ctx context.Context, f *runFlags) (*engine.Engine, error
 		cfg.Record = f.record
 	case f.replay != "":
 		if _, err := os.Stat(f.replay); err != nil {
-			return nil, usageErr(fmt.Errorf("--replay: %w", err))
+			return nil, inputErr(fmt.Errorf("--replay: %w", err))
 		}
 		cfg.Models, cfg.Replay = cfg.Models.Replaying(f.replay), f.replay
 	}
@@ -233,7 +253,7 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 	if f.streamer != nil && f.streamer.printed && v.Status == store.Completed {
 		v2 := *v
 		v2.Output = "" // printed as it arrived
-		return printRun(a.stdout, a.stderr, f.out, &v2, v.RunID)
+		return printRun(a.stdout, a.stderr, f.out, &v2, a.hintTo(v.RunID))
 	}
 	short := v.RunID
 	if f.out == "text" && v.Status == store.Suspended && len(a.engines) > 0 {
@@ -243,7 +263,7 @@ func (a *app) finish(f *runFlags, v *engine.RunView) error {
 			short = s
 		}
 	}
-	return printRun(a.stdout, a.stderr, f.out, v, short)
+	return printRun(a.stdout, a.stderr, f.out, v, a.hintTo(short))
 }
 
 // textStreamer prints the text of text-delta events as it arrives, and
@@ -335,16 +355,16 @@ func checkJSON(what string, b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return usageErr(fmt.Errorf("%s is not JSON: %v (at byte %d)", what, se, se.Offset))
+			return inputErr(fmt.Errorf("%s is not JSON: %v (at byte %d)", what, se, se.Offset))
 		}
-		return usageErr(fmt.Errorf("%s is not JSON: %v", what, err))
+		return inputErr(fmt.Errorf("%s is not JSON: %v", what, err))
 	}
 	if e := textcheck.JSON(b); e != nil {
 		at := ""
 		if e.Pointer != "" {
 			at = " (" + e.Pointer + ")"
 		}
-		return usageErr(fmt.Errorf("%s: %v%s: agentctl takes UTF-8 text; nothing was stored", what, e, at))
+		return inputErr(fmt.Errorf("%s: %v%s: agentctl takes UTF-8 text; nothing was stored", what, e, at))
 	}
 	return nil
 }
@@ -395,6 +415,7 @@ func (a *app) decide(cmd *cobra.Command, runID string, out *runFlags, d engine.D
 // detached prints a run a detached command left for a worker; it exits
 // 0 whatever the run's status.
 func (a *app) detached(f *runFlags, v *engine.RunView, note string) error {
+	a.warnNoWorker(v)
 	if f.out == "json" {
 		return writeJSON(a.stdout, v)
 	}

@@ -50,6 +50,12 @@ func remoteOK(cmd *cobra.Command) *cobra.Command {
 // uses the database as before.
 func (a *app) connect(cmd *cobra.Command) error {
 	flag := cmd.Flags().Changed("server")
+	switch {
+	case flag:
+		a.hintFlags = " --server " + shellQuote(a.server)
+	case cmd.Flags().Changed("db"):
+		a.hintFlags = " --db " + shellQuote(a.dbPath)
+	}
 	if flag && cmd.Flags().Changed("db") {
 		return usageErr(errors.New("--server and --db exclude each other: a server owns its database"))
 	}
@@ -68,11 +74,28 @@ func (a *app) connect(cmd *cobra.Command) error {
 		return nil
 	}
 	c, err := client.New(server, os.Getenv("AGENTCTL_TOKEN"))
-	if err != nil {
+	switch {
+	case err != nil && !flag:
+		return inputErr(fmt.Errorf("AGENTCTL_SERVER: %w", err))
+	case err != nil:
 		return usageErr(err)
 	}
 	a.remote = c
 	return nil
+}
+
+// hintCmd is how the commands this one prints as hints begin: agentctl
+// and the --server or --db given on its command line, so that each runs
+// as printed where it was printed (what the environment names, the
+// command printed finds there too).
+func (a *app) hintCmd() string { return "agentctl" + a.hintFlags }
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // remoteErr prints an error of the server (or of reaching it) as the
@@ -174,7 +197,7 @@ func (a *app) uploadSpec(files []string) (string, error) {
 	}
 	f, err := os.Open(files[0])
 	if err != nil {
-		return "", usageErr(err)
+		return "", inputErr(err)
 	}
 	defer f.Close()
 	b, err := a.limits.read(files[0], f)
@@ -236,7 +259,7 @@ func (a *app) remoteFinish(ctx context.Context, out *runFlags, ans *client.Answe
 		switch {
 		case err != nil && ctx.Err() != nil:
 			// Stopped (Ctrl-C): the server goes on; the run as it stood.
-			printRun(a.stdout, a.stderr, out.out, &d.RunView, d.RunID)
+			printRun(a.stdout, a.stderr, out.out, &d.RunView, a.hintTo(d.RunID))
 			return &exitErr{code: exitError, err: fmt.Errorf("stopped following run %s: the server goes on advancing it", d.RunID)}
 		case err != nil:
 			return a.remoteErr(err, out.out)
@@ -249,7 +272,7 @@ func (a *app) remoteFinish(ctx context.Context, out *runFlags, ans *client.Answe
 			short = s
 		}
 	}
-	return printRun(a.stdout, a.stderr, out.out, &d.RunView, short)
+	return printRun(a.stdout, a.stderr, out.out, &d.RunView, a.hintTo(short))
 }
 
 // remoteShow prints a run, or its tree, as the server has it.
@@ -277,7 +300,7 @@ func (a *app) remoteShow(ctx context.Context, prefix string, out format, tree bo
 		return writeJSON(a.stdout, d)
 	}
 	printDetail(a, d)
-	if err := printSubAgents(ctx, a.stdout, runReader{tree: a.remote.Tree, detail: a.remote.Run}, d, depth); err != nil {
+	if err := printSubAgents(ctx, a.stdout, a.hintCmd(), runReader{tree: a.remote.Tree, detail: a.remote.Run}, d, depth); err != nil {
 		return a.remoteErr(err, out)
 	}
 	return nil

@@ -152,10 +152,14 @@ var (
 	// How long things took differs from run to run: a call's ran line,
 	// its durationSeconds, a model turn's latencySeconds, a run's age.
 	timings = regexp.MustCompile(`ran: \d+(\.\d+)?(ms|s|m\d+s)|"(durationSeconds|latencySeconds)": ?[0-9.e-]+|TIME +\d+[smhd] `)
+	// The hints name the database or the server they go through.
+	hintPlace = regexp.MustCompile(`agentctl --(db|server) \S+ `)
 )
 
-// normal replaces what differs between two databases: run ids and times.
+// normal replaces what differs between two databases: run ids, times and
+// the place the hints name.
 func normal(s string) string {
+	s = hintPlace.ReplaceAllString(s, "agentctl ")
 	s = stamps.ReplaceAllString(runIDs.ReplaceAllString(s, "ID"), "TIME")
 	return timings.ReplaceAllString(s, "TIMING")
 }

@@ -42,7 +42,7 @@ bound, then its action runs with resume available to its placeholders.`,
 			case dataFile != "":
 				f, err := os.Open(dataFile)
 				if err != nil {
-					return usageErr(err)
+					return inputErr(err)
 				}
 				b, err := a.limits.read("--data-file "+dataFile, f)
 				f.Close()

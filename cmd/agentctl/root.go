@@ -45,7 +45,10 @@ decline its pending tool calls.
 
 Exit codes:
   0  completed, or the command succeeded
-  1  error, or the run failed
+  1  error, or the run failed; or the command was stopped (Ctrl-C,
+     SIGTERM) between two steps, the run checkpointed: agentctl
+     continue RUN goes on (a tool killed past --grace leaves the run
+     suspended instead: exit 3)
   2  bad usage, invalid spec or invalid input (unknown run id included)
   3  the run is suspended, waiting for a human decision
   4  conflict: the call is already decided, the run is not suspended,
@@ -96,9 +99,12 @@ type app struct {
 	// mu guards engines and, once an engine is added, grace.
 	mu      sync.Mutex
 	engines []*engine.Engine
-	limits  limits         // read before any command runs
-	server  string         // --server
-	remote  *client.Client // the server the command goes through, if any (connect)
+	limits  limits // read before any command runs
+	server  string // --server
+	// hintFlags is the --server or --db of the command line, as the
+	// hints it prints repeat it (hintCmd).
+	hintFlags string
+	remote    *client.Client // the server the command goes through, if any (connect)
 	// cmdPath names the command that ran ("agentctl approve"), for the
 	// usage hint; errJSON is set when it was given -o json: its error is
 	// then printed as the API's error object.
@@ -202,8 +208,8 @@ type exitErr struct {
 	code int
 	err  error
 	cmd  *cobra.Command // for a usage error, the command misused, when known
-	// env: the mistake is in the environment, not the command line: no
-	// usage hint.
+	// env: the mistake is not in the command line (the environment, a
+	// file, a spec, data, the terminal): no usage hint (inputErr).
 	env bool
 }
 
@@ -218,6 +224,11 @@ func (e *exitErr) Unwrap() error { return e.err }
 
 func usageErr(err error) error { return &exitErr{code: exitUsage, err: err} }
 
+// inputErr exits 2 for a mistake that is not in how the command was
+// used: an environment variable, a file, a spec, data, the terminal. No
+// usage hint follows it: the command's help would not fix it.
+func inputErr(err error) error { return &exitErr{code: exitUsage, err: err, env: true} }
+
 // cmdUsageErr is a usage error of cmd, whose help its hint names.
 func cmdUsageErr(cmd *cobra.Command, err error) error {
 	return &exitErr{code: exitUsage, err: err, cmd: cmd}
@@ -231,6 +242,9 @@ func (a *app) report(err error) int {
 	}
 	if a.db != nil {
 		err = a.db.Classify(err)
+	}
+	if code, ok := a.stopped(err); ok {
+		return code
 	}
 	code := exitCode(err)
 	if ee := (*exitErr)(nil); errors.As(err, &ee) && ee.cmd != nil {
@@ -262,9 +276,10 @@ func (a *app) report(err error) int {
 			fmt.Fprintf(a.stderr, "  %s\n", m)
 		}
 	default:
-		fmt.Fprintf(a.stderr, "agentctl: %s\n", phrase(err))
+		// The commands a phrase names run as printed: with --db or --server.
+		fmt.Fprintf(a.stderr, "agentctl: %s\n", strings.ReplaceAll(phrase(err), "with agentctl continue ", "with "+a.hintCmd()+" continue "))
 		if ace := (*engine.AfterCommitError)(nil); errors.As(err, &ace) {
-			fmt.Fprintf(a.stderr, "agentctl: once that is fixed, agentctl continue %s takes the run on; a call whose result was not stored is then reported interrupted, for retry or resolve\n", ace.RunID)
+			fmt.Fprintf(a.stderr, "agentctl: once that is fixed, %s continue %s takes the run on; a call whose result was not stored is then reported interrupted, for retry or resolve\n", a.hintCmd(), ace.RunID)
 		}
 	}
 	return code
@@ -357,7 +372,7 @@ func (a *app) errorObject(err error, code int) (api.Error, bool) {
 			return e, false
 		}
 		e.Message = ee.err.Error()
-		if ee.code == exitUsage {
+		if ee.code == exitUsage && !ee.env {
 			e.Hint = a.usageHint()
 		}
 	case errors.As(err, &amb):
@@ -407,7 +422,7 @@ func openDB(ctx context.Context, flag string, opts backend.Options) (*sqlstore.D
 	// A string that looks like a URL of another scheme, or like settings
 	// PostgreSQL does not know, is a mistake: it makes no file.
 	if err := backend.Check(path); err != nil {
-		return nil, usageErr(err)
+		return nil, inputErr(err)
 	}
 	// A new SQLite file named by --db or $AGENTCTL_DB goes in a directory
 	// that exists: a typo creates nothing. Only the default location is
@@ -457,7 +472,7 @@ func busyTimeout() (time.Duration, error) {
 	}
 	d, err := duration.Parse(v)
 	if err != nil || d <= 0 {
-		return 0, usageErr(fmt.Errorf("AGENTCTL_BUSY_TIMEOUT=%q: want a duration such as 30s or 2m", v))
+		return 0, inputErr(fmt.Errorf("AGENTCTL_BUSY_TIMEOUT=%q: want a duration such as 30s or 2m", v))
 	}
 	return d, nil
 }
@@ -511,15 +526,20 @@ func needsOne(what string) cobra.PositionalArgs {
 		case len(args) == 0:
 			return cmdUsageErr(cmd, fmt.Errorf("%s needs %s: %s", cmd.Name(), what, usageLine(cmd)))
 		case len(args) > 1:
-			quoted := make([]string, len(args))
-			for i, x := range args {
-				quoted[i] = strconv.Quote(x)
-			}
 			return cmdUsageErr(cmd, fmt.Errorf("%s takes one %s, not %d arguments (%s): %s",
-				cmd.Name(), strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a "), len(args), strings.Join(quoted, ", "), usageLine(cmd)))
+				cmd.Name(), strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a "), len(args), quoteArgs(args), usageLine(cmd)))
 		}
 		return nil
 	}
+}
+
+// quoteArgs quotes each argument, for an error that lists them.
+func quoteArgs(args []string) string {
+	quoted := make([]string, len(args))
+	for i, x := range args {
+		quoted[i] = strconv.Quote(x)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // usageLine is a command's usage as its help shows it.

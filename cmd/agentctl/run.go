@@ -38,7 +38,7 @@ do (a spec's exec tools run on the server's host).`,
   echo "disk full on db-1" | agentctl run oncall -f examples/agents/ -o json
   agentctl run oncall -f examples/agents/ --require-approval --input "check nginx"
   agentctl run oncall -f examples/agents/ -i --input "nginx is down in prod"`,
-		Args: argsCheck(cobra.ExactArgs(1)),
+		Args: runArgs,
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if interactive {
 				if err := a.checkInteractive("run", &out, detach); err != nil {
@@ -49,7 +49,7 @@ do (a spec's exec tools run on the server's host).`,
 				return usageErr(errors.New("run: no spec: pass -f FILE or -f DIR"))
 			}
 			if !cmd.Flags().Changed("input") {
-				text, err := a.readInput("run", a.stdin)
+				text, err := a.readInput("run: no input: pass --input TEXT or pipe it on standard input", a.stdin)
 				if err != nil {
 					return err
 				}
@@ -78,7 +78,7 @@ do (a spec's exec tools run on the server's host).`,
 			}
 			g, err := e.Compile(s)
 			if err != nil {
-				return usageErr(err)
+				return inputErr(err)
 			}
 			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach, StartedBy: osUser()})
 			if err == nil && detach {
@@ -103,12 +103,25 @@ do (a spec's exec tools run on the server's host).`,
 	return cmd
 }
 
-// readInput reads the input of command cmd from standard input unless it
-// is a terminal, up to the input limit.
-func (a *app) readInput(cmd string, r io.Reader) (string, error) {
+// runArgs requires run's one agent; the input is not an argument, and
+// its error says what passes it.
+func runArgs(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return cmdUsageErr(cmd, fmt.Errorf("run needs an agent: %s", usageLine(cmd)))
+	case len(args) > 1:
+		return cmdUsageErr(cmd, fmt.Errorf("run takes one agent, not %d arguments (%s): pass the input with --input TEXT or pipe it on standard input",
+			len(args), quoteArgs(args)))
+	}
+	return nil
+}
+
+// readInput reads a command's input from standard input unless it is a
+// terminal, up to the input limit; none says what passes the input.
+func (a *app) readInput(none string, r io.Reader) (string, error) {
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return "", usageErr(fmt.Errorf("%s: no input: pass it as an argument or pipe it on standard input", cmd))
+			return "", usageErr(errors.New(none))
 		}
 	}
 	b, err := a.limits.read("standard input", r)

@@ -33,7 +33,7 @@ Calls waiting for approval are never approved by a message: use approve.`,
 					return err
 				}
 			} else {
-				text, err := a.readInput("send", a.stdin)
+				text, err := a.readInput("send: no message: pass MESSAGE or pipe it on standard input", a.stdin)
 				if err != nil {
 					return err
 				}

@@ -119,9 +119,9 @@ func serveConfig(f serveFlags, flagged func(string) bool, warn io.Writer) (*serv
 	var se spec.Errors
 	switch {
 	case errors.As(err, &se):
-		return nil, usageErr(fmt.Errorf("configuration is invalid (%d %s):\n%s", len(se), plural(len(se), "error", "errors"), se.Error()))
+		return nil, inputErr(fmt.Errorf("configuration is invalid (%d %s):\n%s", len(se), plural(len(se), "error", "errors"), se.Error()))
 	case err != nil:
-		return nil, usageErr(err)
+		return nil, inputErr(err)
 	}
 	if flagged("listen") {
 		cfg.Listen = f.listen
@@ -148,10 +148,10 @@ func serveConfig(f serveFlags, flagged func(string) bool, warn io.Writer) (*serv
 		return nil, usageErr(errors.New("serve: nothing to serve on: set listen or socket in the configuration, or pass --listen or --socket"))
 	}
 	if err := cfg.CheckOwnAddresses(hostAddrs()); err != nil {
-		return nil, usageErr(fmt.Errorf("%s: %w", path, err))
+		return nil, inputErr(fmt.Errorf("%s: %w", path, err))
 	}
 	if err := server.CheckListen(cfg.Listen, cfg.TLS.Cert != "", f.insecure); err != nil {
-		return nil, usageErr(fmt.Errorf("%w; serve HTTPS (--tls-cert, --tls-key), or pass --insecure-listen behind a TLS-terminating proxy", err))
+		return nil, inputErr(fmt.Errorf("%w; serve HTTPS (--tls-cert, --tls-key), or pass --insecure-listen behind a TLS-terminating proxy", err))
 	}
 	return cfg, nil
 }
@@ -236,7 +236,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	a.addEngine(e)
 	specs := server.NewSpecs(cfg.Specs, a.limits.spec, cfg.CheckSecrets(e.Compile))
 	if err := specs.Load(log); err != nil {
-		return usageErr(fmt.Errorf("serve: the specs do not load (see the log above): %w", err))
+		return inputErr(fmt.Errorf("serve: the specs do not load (see the log above): %w", err))
 	}
 	events, woken, err := a.serveEvents(ctx, ss, loops)
 	if err != nil {
@@ -280,7 +280,7 @@ func serveListeners(cfg *server.Config) ([]net.Listener, []string, *tls.Config, 
 	if cfg.TLS.Cert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
 		if err != nil {
-			return nil, nil, nil, usageErr(fmt.Errorf("serve: TLS: %w", err))
+			return nil, nil, nil, inputErr(fmt.Errorf("serve: TLS: %w", err))
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}

@@ -30,7 +30,7 @@ func slackAppOf(cfg *server.Config) (*slackApp, error) {
 	}
 	signing, token, err := sc.SlackSecrets(os.LookupEnv)
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("serve: %s: %w", cfg.Path(), err))
+		return nil, inputErr(fmt.Errorf("serve: %s: %w", cfg.Path(), err))
 	}
 	var names []string
 	for _, v := range []string{sc.SigningSecret, sc.BotToken} {

@@ -66,7 +66,7 @@ how many levels); --tree prints the whole tree of runs.`,
 				return writeJSON(a.stdout, d)
 			}
 			printDetail(a, d)
-			return printSubAgents(ctx, a.stdout, runReader{tree: e.Tree, detail: e.Detail}, d, depth)
+			return printSubAgents(ctx, a.stdout, a.hintCmd(), runReader{tree: e.Tree, detail: e.Detail}, d, depth)
 		},
 	}
 	addFormatFlag(cmd, &out)
@@ -86,7 +86,7 @@ func printTree(a *app, t []engine.TreeRun) {
 		fmt.Fprintln(a.stdout)
 		for _, p := range n.Pending {
 			if p.RunID == n.RunID {
-				printPending(a.stdout, pad+"  pending  ", p)
+				printPending(a.stdout, pad+"  pending  ", p, a.expireHint())
 			}
 		}
 	}
@@ -122,18 +122,18 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintf(w, "error    %s\n", indent(d.Error))
 	}
 	if d.Status == store.Stalled {
-		fmt.Fprintf(w, "next     once what failed is fixed: agentctl continue %s\n", d.RunID)
+		fmt.Fprintf(w, "next     once what failed is fixed: %s continue %s\n", a.hintCmd(), d.RunID)
 	}
 	if len(d.Pending) > 0 {
 		fmt.Fprintln(w, "\npending")
 		for _, p := range d.Pending {
-			printPending(w, "  ", p)
+			printPending(w, "  ", p, a.expireHint())
 			printDeciders(w, p)
 		}
 	}
 	if len(d.Calls) > 0 {
 		fmt.Fprintln(w, "\ncalls")
-		printCalls(w, d.RunID, d.Calls)
+		printCalls(w, a.hintCmd(), d.RunID, d.Calls)
 	}
 	if len(d.Grants) > 0 {
 		fmt.Fprintf(w, "\napproved for the rest of the run: %s\n", strings.Join(d.Grants, ", "))
@@ -142,8 +142,9 @@ func printDetail(a *app, d *engine.RunDetail) {
 }
 
 // printCalls prints the calls of run runID, each with its gate, result
-// and what to do when it was interrupted.
-func printCalls(w io.Writer, runID string, calls []engine.CallView) {
+// and what to do when it was interrupted (hint: agentctl, with the
+// --server or --db the command was given).
+func printCalls(w io.Writer, hint, runID string, calls []engine.CallView) {
 	for _, c := range calls {
 		fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, escaped(string(c.Args), false))
 		if c.Gate != nil {
@@ -158,8 +159,8 @@ func printCalls(w io.Writer, runID string, calls []engine.CallView) {
 		printTook(w, c)
 		printResult(w, c.Result, c.ResultText())
 		if c.Status == store.CallInterrupted {
-			fmt.Fprintf(w, "      next: it may or may not have taken effect; agentctl retry %s --call %s runs it again, agentctl resolve %s --call %s --output \"...\" records what you found\n",
-				runID, c.CallID, runID, c.CallID)
+			fmt.Fprintf(w, "      next: it may or may not have taken effect; %[1]s retry %[2]s --call %[3]s runs it again, %[1]s resolve %[2]s --call %[3]s --output \"...\" records what you found\n",
+				hint, runID, c.CallID)
 		}
 	}
 }

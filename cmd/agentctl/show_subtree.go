@@ -40,7 +40,7 @@ func below(t []engine.TreeRun, id string, depth int) []engine.TreeRun {
 // printSubAgents prints, after a run's own calls, those of the runs
 // below it (its sub-agents'): the evidence under the call an approver
 // decides. depth limits the levels (negative: all, 0: none).
-func printSubAgents(ctx context.Context, w io.Writer, rd runReader, d *engine.RunDetail, depth int) error {
+func printSubAgents(ctx context.Context, w io.Writer, hint string, rd runReader, d *engine.RunDetail, depth int) error {
 	if depth == 0 {
 		return nil
 	}
@@ -66,7 +66,7 @@ func printSubAgents(ctx context.Context, w io.Writer, rd runReader, d *engine.Ru
 		if cd.Output != "" {
 			fmt.Fprintf(w, "    output: %s\n", oneLine(cd.Output, 200))
 		}
-		printCalls(w, d.RootID, cd.Calls)
+		printCalls(w, hint, d.RootID, cd.Calls)
 	}
 	return nil
 }

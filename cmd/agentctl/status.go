@@ -35,6 +35,7 @@ type statusView struct {
 	Leases        int          `json:"leases"`
 	Queued        int          `json:"queued"`
 	Pending       int          `json:"pending"`
+	Overdue       int          `json:"overdue"` // of the pending calls, those past their deadline
 	OldestPending *time.Time   `json:"oldestPending,omitempty"`
 	// OldestPendingAge is how long the oldest has waited, in seconds.
 	OldestPendingAge *float64 `json:"oldestPendingAgeSeconds,omitempty"`
@@ -67,7 +68,7 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			now := time.Now()
 			path, _ := dbPath(a.dbPath) // as given: an empty database reads as one in memory
-			v := statusView{Database: backend.Redact(path), Workers: []workerView{}, Leases: q.Leases, Queued: q.Queued, Pending: q.Pending}
+			v := statusView{Database: backend.Redact(path), Workers: []workerView{}, Leases: q.Leases, Queued: q.Queued, Pending: q.Pending, Overdue: q.Overdue}
 			if !q.OldestPending.IsZero() {
 				age := now.Sub(q.OldestPending).Seconds()
 				v.OldestPending, v.OldestPendingAge = &q.OldestPending, &age
@@ -106,8 +107,8 @@ func (a *app) statusCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "leases   %d %s held\n", v.Leases, plural(v.Leases, "run", "runs"))
 			fmt.Fprintf(a.stdout, "queue    %d %s waiting for a worker\n", v.Queued, plural(v.Queued, "run", "runs"))
 			if v.OldestPending != nil {
-				fmt.Fprintf(a.stdout, "pending  %d %s waiting for a human, the oldest since %s (%s)\n",
-					v.Pending, plural(v.Pending, "call", "calls"), stamp(*v.OldestPending), now.Sub(*v.OldestPending).Round(time.Second))
+				fmt.Fprintf(a.stdout, "pending  %d %s waiting for a human%s, the oldest since %s (%s)\n",
+					v.Pending, plural(v.Pending, "call", "calls"), a.overdue(v.Overdue), stamp(*v.OldestPending), now.Sub(*v.OldestPending).Round(time.Second))
 			} else {
 				fmt.Fprintln(a.stdout, "pending  no call waits for a human")
 			}
@@ -116,4 +117,13 @@ func (a *app) statusCmd() *cobra.Command {
 	}
 	addFormatFlag(cmd, &out)
 	return cmd
+}
+
+// overdue says how many pending calls are past their deadline, and what
+// declines them; "" when none is.
+func (a *app) overdue(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d overdue: %s expire declines %s)", n, a.hintCmd(), plural(n, "it", "them"))
 }

@@ -48,7 +48,7 @@ func (a *app) traced(ctx context.Context, cfg engine.Config) (engine.Config, err
 		a.tracing.t, a.tracing.stop, a.tracing.err = tracing.Setup(context.WithoutCancel(ctx), os.Getenv, moduleVersion())
 	})
 	if a.tracing.err != nil {
-		return cfg, &exitErr{code: exitUsage, err: fmt.Errorf("traces: %w", a.tracing.err), env: true}
+		return cfg, inputErr(fmt.Errorf("traces: %w", a.tracing.err))
 	}
 	cfg.Tracer, cfg.TraceContent = a.tracing.t, os.Getenv("AGENTCTL_TRACE_CONTENT") == "1"
 	return cfg, nil

@@ -52,7 +52,7 @@ func (a *app) compileSpec(files []string) (*spec.Spec, *engine.Graph, error) {
 	}
 	g, err := engine.Compile(s, nil, nil)
 	if err != nil {
-		return nil, nil, usageErr(err)
+		return nil, nil, inputErr(err)
 	}
 	return s, g, nil
 }
@@ -64,7 +64,7 @@ func (a *app) loadSpec(files []string) (*spec.Spec, error) {
 		if _, ok := err.(spec.Errors); ok {
 			return nil, err
 		}
-		return nil, usageErr(err)
+		return nil, inputErr(err)
 	}
 	return s, nil
 }

@@ -5,12 +5,15 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
 
 const versionHelp = `Print agentctl's version: the module version, the VCS revision and
-time it was built from (and whether the tree had changes), and the Go
+time it was built from (and whether the tree had changes; "unknown" when
+the build did not record it), and the Go
 toolchain and platform, all from the binary's build information.
 agentctl --version prints the first line.
 
@@ -44,7 +47,31 @@ func versionOf() buildVersion {
 			}
 		}
 	}
+	if v.Revision == "" {
+		// go install of a module version records no VCS settings; a
+		// pseudo-version still names its commit.
+		v.Revision, v.Time = pseudoRevision(v.Version)
+	}
 	return v
+}
+
+// pseudoRevision reads the commit a Go pseudo-version names
+// (v0.0.0-20261201093000-0123456789ab): its 12-digit revision prefix and
+// its UTC time; "" for any other version.
+func pseudoRevision(version string) (rev, at string) {
+	parts := strings.Split(strings.TrimSuffix(version, "+incompatible"), "-")
+	if len(parts) < 3 {
+		return "", ""
+	}
+	rev, stamp := parts[len(parts)-1], parts[len(parts)-2]
+	if i := strings.LastIndexByte(stamp, '.'); i >= 0 { // v1.2.4-0.20261201093000-...
+		stamp = stamp[i+1:]
+	}
+	t, err := time.Parse("20060102150405", stamp)
+	if len(rev) != 12 || strings.Trim(rev, "0123456789abcdef") != "" || err != nil {
+		return "", ""
+	}
+	return rev, t.UTC().Format(time.RFC3339)
 }
 
 // line is the version's first line, as --version prints it.
@@ -58,6 +85,8 @@ func (v buildVersion) write(w io.Writer) {
 			mod = ", with uncommitted changes"
 		}
 		fmt.Fprintf(w, "revision %s (%s%s)\n", v.Revision, v.Time, mod)
+	} else {
+		fmt.Fprintln(w, "revision unknown (built without VCS information, as go build -buildvcs=false or outside a checkout; make build records it)")
 	}
 	fmt.Fprintf(w, "built with %s for %s\n", v.Go, v.Platform)
 }

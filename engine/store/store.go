@@ -396,6 +396,9 @@ type QueueStatus struct {
 	OldestPending time.Time
 	// Pending is how many calls wait for a human.
 	Pending int
+	// Overdue is how many of them are past their deadline (expire
+	// declines them).
+	Overdue int
 }
 
 // Filter selects runs for List. Zero fields match everything.

@@ -93,7 +93,9 @@ func (s *DB) Queue(ctx context.Context) (*store.QueueStatus, error) {
 		return nil, err
 	}
 	var oldest sql.NullInt64
-	if err := s.queryRow(ctx, `SELECT count(*), min(created_at) FROM calls WHERE status IN ('pending', 'interrupted') AND kind != 'delegation'`).Scan(&q.Pending, &oldest); err != nil {
+	if err := s.queryRow(ctx, `SELECT count(*), min(created_at),
+		count(CASE WHEN status = 'pending' AND deadline IS NOT NULL AND deadline < ? THEN 1 END)
+		FROM calls WHERE status IN ('pending', 'interrupted') AND kind != 'delegation'`, now).Scan(&q.Pending, &oldest, &q.Overdue); err != nil {
 		return nil, err
 	}
 	if oldest.Valid {
