@@ -14,7 +14,7 @@ import (
 // limits cap what agentctl reads, so that no input can exhaust memory or
 // fill the database: over a cap, a command exits 2 and stores nothing.
 // Each has a default and an environment variable that overrides it
-// (README, "Limits").
+// (docs/specs.md, "Limits").
 type limits struct {
 	input  int64 // --input or standard input, send's message, --args, --data, --data-file
 	spec   int64 // each spec file

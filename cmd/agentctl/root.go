@@ -26,7 +26,7 @@ import (
 	"github.com/agentctl/agentctl/spec"
 )
 
-// Exit codes, documented in the root help and README.
+// Exit codes, documented in the root help and docs/commands.md.
 const (
 	exitOK        = 0 // completed, or the command succeeded
 	exitError     = 1 // an error, or the run failed
