@@ -87,8 +87,11 @@ func errorBody(err error) (int, api.Error, bool) {
 	case errors.As(err, &in):
 		e.Code = api.CodeInvalid
 		if in.Violations != nil { // each is a detail: the message does not repeat them
-			schema := map[string]string{engine.InputArgs: "input", engine.InputData: "resume"}[in.Field]
-			e.Message = fmt.Sprintf("%s for call %s (%s) break its %s schema", in.Field, in.CallID, in.Tool, schema)
+			// As the CLI says it (phraseInput), whichever way it came.
+			e.Message = fmt.Sprintf("args for call %s (%s) break its input schema", in.CallID, in.Tool)
+			if in.Field == engine.InputData {
+				e.Message = fmt.Sprintf("resume data for call %s (%s) breaks its resumeSchema", in.CallID, in.Tool)
+			}
 		}
 		for _, v := range in.Violations {
 			e.Details = append(e.Details, api.Detail{Pointer: "/" + in.Field + strings.TrimSuffix(v.Pointer, "/"), Message: v.Message})

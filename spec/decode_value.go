@@ -92,6 +92,10 @@ func (d *decoder) condition(f *file, n *yaml.Node, path string, vars tmpl.Vars, 
 		return tmpl.Const(false) // the schema reports it
 	}
 	if !tmpl.Has(n.Value) {
+		if n.Value == "true" || n.Value == "false" {
+			d.errs.add(f.pos(n), "%s: %q is a string: write %s without quotes", path, n.Value, n.Value)
+			return tmpl.Const(false)
+		}
 		d.errs.add(f.pos(n), "%s: want true, false or ${{ expression }}, not %q", path, n.Value)
 		return tmpl.Const(false)
 	}

@@ -87,6 +87,6 @@ func (a *app) devWelcome(ctx context.Context, db store.ServerStore, base string)
 	fmt.Fprintf(a.stdout, "dev mode: loopback only; %s holds every role\n", t.User)
 	fmt.Fprintf(a.stdout, "inbox:    %s/ (sign in with the token)\n", base)
 	fmt.Fprintf(a.stdout, "token:    %s (expires %s)\n", secret, stamp(t.ExpiresAt))
-	fmt.Fprintf(a.stdout, "CLI:      agentctl --server %s list\n", base)
+	fmt.Fprintf(a.stdout, "CLI:      AGENTCTL_TOKEN=%s agentctl --server %s list\n", secret, base)
 	return nil
 }
