@@ -132,7 +132,15 @@ func printHints(w io.Writer, v *engine.RunView, to hintTo) {
 			to.cmd, target(approvals, len(approvals)), to.cmd, target(approvals, len(approvals)+len(suspended)))
 	}
 	if len(suspended) > 0 {
-		fmt.Fprintf(w, "resume: %s resume %s --data '{...}'\n", to.cmd, target(suspended, len(suspended)))
+		data := "{...}"
+		if len(suspended) == 1 {
+			data = hintData(suspended[0].ResumeSchema)
+		}
+		fmt.Fprintf(w, "resume: %s resume %s --data '%s'", to.cmd, target(suspended, len(suspended)), data)
+		if len(approvals) == 0 { // decline takes a suspended call too
+			fmt.Fprintf(w, "      decline: %s decline %s --reason \"...\"", to.cmd, target(suspended, len(suspended)))
+		}
+		fmt.Fprintln(w)
 	}
 	if len(interrupted) > 0 {
 		fmt.Fprintf(w, "interrupted (its process stopped): %s retry %s      or: %s resolve %s --output \"...\"\n",

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/toolkits"
@@ -43,4 +46,19 @@ func printPreview(w io.Writer, first, pad string, p toolkits.Preview) {
 	if p.Content != "" {
 		fmt.Fprintf(w, "%scontent: %s\n", pad, escaped(p.Content, false))
 	}
+}
+
+// hintData is the resume data a hint shows: the template -i starts an
+// edit from (resumeTemplate), on one line; {...} when the schema gives
+// none, or when it would need quoting for the shell.
+func hintData(schema json.RawMessage) string {
+	var b bytes.Buffer
+	if len(schema) == 0 || json.Compact(&b, resumeTemplate(schema)) != nil {
+		return "{...}"
+	}
+	out := b.String()
+	if out == "{}" || strings.ContainsAny(out, "'\\") {
+		return "{...}"
+	}
+	return out
 }
