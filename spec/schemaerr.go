@@ -62,6 +62,20 @@ func (v Violation) String() string {
 	return path + ": " + v.Msg
 }
 
+// formatExamples say how to write a value of a format.
+var formatExamples = map[string]string{
+	"date-time": "RFC 3339, such as 2026-12-06T02:00:00Z",
+	"date":      "a date such as 2026-12-06",
+	"time":      "a time such as 02:00:00Z",
+	"duration":  "ISO 8601, such as P1DT2H",
+	"uri":       "an absolute URI, such as https://example.com/path",
+	"email":     "an address such as ops@example.com",
+	"uuid":      "a UUID such as 123e4567-e89b-12d3-a456-426614174000",
+	"ipv4":      "an address such as 192.0.2.10",
+	"ipv6":      "an address such as 2001:db8::10",
+	"hostname":  "a host name such as db-1.example.com",
+}
+
 // Violations flattens a validation error into its leaf violations.
 func Violations(ve *jsonschema.ValidationError) []Violation {
 	printer := message.NewPrinter(language.English)
@@ -103,6 +117,13 @@ func Violations(ve *jsonschema.ValidationError) []Violation {
 			return
 		case *kind.Reference, *kind.Group, *kind.Schema:
 			return // wrappers without causes carry no message of their own
+		case *kind.Format:
+			msg := e.ErrorKind.LocalizedString(printer)
+			if ex, ok := formatExamples[k.Want]; ok {
+				msg += "; write it as " + ex
+			}
+			out = append(out, Violation{Path: path, Msg: msg})
+			return
 		}
 		out = append(out, Violation{Path: path, Msg: e.ErrorKind.LocalizedString(printer)})
 	}

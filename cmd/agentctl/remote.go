@@ -69,7 +69,7 @@ func (a *app) connect(cmd *cobra.Command) error {
 	if cmd.Annotations[remoteAnnotation] == "" {
 		// help (and agentctl alone, which prints it) reads nothing.
 		if flag && cmd.HasParent() && cmd.Name() != "help" {
-			return usageErr(fmt.Errorf("%s does not go through a server: drop --server", cmd.CommandPath()))
+			return usageErr(fmt.Errorf("%s does not go through a server: drop --server, and run it where the database is (--db or $AGENTCTL_DB)", cmd.CommandPath()))
 		}
 		return nil
 	}

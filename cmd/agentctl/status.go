@@ -55,7 +55,12 @@ func (a *app) statusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show workers, leases, the queue and the oldest pending approval",
 		Long:  statusHelp,
-		Args:  argsCheck(cobra.NoArgs),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cmdUsageErr(cmd, fmt.Errorf("status describes the whole database and takes no run id: agentctl show %s describes one run", shellQuote(args[0])))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			db, err := a.store(cmd.Context())
