@@ -289,7 +289,9 @@ func (a *app) remoteShow(ctx context.Context, prefix string, out format, tree bo
 		case out == "json":
 			return writeJSON(a.stdout, t)
 		}
-		printTree(a, t)
+		if err := printTree(a, t, func(id string) (*engine.RunDetail, error) { return a.remote.Run(ctx, id) }); err != nil {
+			return a.remoteErr(err, out)
+		}
 		return nil
 	}
 	d, err := a.remote.Run(ctx, id)

@@ -55,8 +55,7 @@ how many levels); --tree prints the whole tree of runs.`,
 				if out == "json" {
 					return writeJSON(a.stdout, t)
 				}
-				printTree(a, t)
-				return nil
+				return printTree(a, t, func(id string) (*engine.RunDetail, error) { return e.Detail(ctx, id) })
 			}
 			d, err := e.Detail(ctx, id)
 			if err != nil {
@@ -76,7 +75,9 @@ how many levels); --tree prints the whole tree of runs.`,
 }
 
 // printTree prints a run tree, one run a line, children indented.
-func printTree(a *app, t []engine.TreeRun) {
+// Under each run, its calls that are done follow, one a line with its
+// result (detail reads them; nil: none).
+func printTree(a *app, t []engine.TreeRun, detail func(id string) (*engine.RunDetail, error)) error {
 	for _, n := range t {
 		pad := strings.Repeat("  ", n.Depth)
 		fmt.Fprintf(a.stdout, "%s%s  %s  %s", pad, n.RunID, n.Agent, n.Status)
@@ -89,7 +90,25 @@ func printTree(a *app, t []engine.TreeRun) {
 				printPending(a.stdout, pad+"  pending  ", p, a.expireHint())
 			}
 		}
+		if detail == nil {
+			continue
+		}
+		d, err := detail(n.RunID)
+		if err != nil {
+			return err
+		}
+		for _, c := range d.Calls {
+			if c.Status == store.CallPending || c.Gate != nil && c.Gate.Verdict == store.GateDelegation {
+				continue // listed above, or a sub-agent's run listed below
+			}
+			fmt.Fprintf(a.stdout, "%s  call     %s  %s  %s  %s", pad, c.CallID, c.Tool, c.Status, escaped(string(c.Args), false))
+			if r := c.ResultText(); r != "" {
+				fmt.Fprintf(a.stdout, "  -> %s", oneLine(r, 120))
+			}
+			fmt.Fprintln(a.stdout)
+		}
 	}
+	return nil
 }
 
 func printDetail(a *app, d *engine.RunDetail) {
