@@ -98,6 +98,22 @@ func New(o Options) *Outbox {
 	return &Outbox{o: o}
 }
 
+// Start sets the source's cursor at the end of the feed when it has
+// none yet, so that every event committed after Start returns is
+// queued. A server or worker calls it before it takes work: a first
+// Queue that ran later would skip what was committed meanwhile.
+func (b *Outbox) Start(ctx context.Context) error {
+	s := b.o.Store
+	if _, ok, err := s.NotifyCursor(ctx, b.o.Source); err != nil || ok {
+		return err
+	}
+	end, err := s.FeedEnd(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Enqueue(ctx, b.o.Source, "", end, nil)
+}
+
 // Queue turns the events committed past the source's cursor into
 // notifications, a page at a time, and returns the ids of those it
 // queued (some of which another deliverer may have queued first). A

@@ -142,6 +142,12 @@ func (a *app) serveOutboxes(ctx context.Context, ss store.ServerStore, e *engine
 		n.Wait(wctx)
 		return ctx.Err()
 	}
+	for _, b := range boxes {
+		// Before the server takes requests: what they commit is queued.
+		if err := b.Start(ctx); err != nil {
+			log.Warn("notifications: the outbox's cursor", "error", err.Error())
+		}
+	}
 	var wg sync.WaitGroup
 	for _, b := range boxes {
 		wg.Go(func() { b.Run(ctx, wait, notifyPoll) })
@@ -166,6 +172,9 @@ func (a *app) workerOutbox(ctx context.Context, db store.ServerStore, e *engine.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	b := specOutbox(outboxOptions(db, e, log), e)
+	if err := b.Start(ctx); err != nil { // before the worker claims: what it commits is queued
+		log.Warn("notifications: the outbox's cursor", "error", err.Error())
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer stopWait()

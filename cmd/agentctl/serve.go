@@ -248,12 +248,14 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
+	// The outboxes first: their cursors are set before the pool or a
+	// request commits anything they should queue.
+	outboxes := a.serveOutboxes(ctx, ss, e, cfg, log, woken)
+	defer outboxes()
 	poolDone, err := a.servePool(ctx, e, cfg, log, loops)
 	if err != nil {
 		return err
 	}
-	outboxes := a.serveOutboxes(ctx, ss, e, cfg, log, woken)
-	defer outboxes()
 	defer a.watchReload(specs, log)()
 	if f.dev {
 		if err := a.devWelcome(ctx, ss, base[0]); err != nil {
