@@ -257,6 +257,19 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 		return err
 	}
 	defer a.watchReload(specs, log)()
+	if err := a.announce(ctx, f, ss, base); err != nil {
+		return err
+	}
+	served = true
+	err = srv.Serve(ctx, lns, tlsCfg, a.stop, a.grace)
+	<-poolDone
+	outboxes()
+	return err
+}
+
+// announce says where the server serves: on stderr, in --ready-file,
+// and with --dev, the inbox and a token on stdout.
+func (a *app) announce(ctx context.Context, f serveFlags, ss store.ServerStore, base []string) error {
 	if f.dev {
 		if err := a.devWelcome(ctx, ss, base[0]); err != nil {
 			return err
@@ -264,15 +277,9 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	}
 	fmt.Fprintf(a.stderr, "agentctl: serving %s\n", strings.Join(base, " and "))
 	if f.readyFile != "" {
-		if err := writeAtomic(f.readyFile, base[0]+"\n"); err != nil {
-			return err
-		}
+		return writeAtomic(f.readyFile, base[0]+"\n")
 	}
-	served = true
-	err = srv.Serve(ctx, lns, tlsCfg, a.stop, a.grace)
-	<-poolDone
-	outboxes()
-	return err
+	return nil
 }
 
 // serveListeners loads the TLS certificate, if any, and opens the
