@@ -44,7 +44,7 @@ func (p Preview) Line() string {
 	case p.Command != nil:
 		quoted := make([]string, len(p.Command))
 		for i, c := range p.Command {
-			quoted[i] = shellQuote(c)
+			quoted[i] = ShellQuote(c)
 		}
 		return strings.Join(quoted, " ")
 	case p.Method != "":
@@ -55,8 +55,9 @@ func (p Preview) Line() string {
 	return "output " + p.Text
 }
 
-// shellQuote quotes s as a POSIX shell word when it needs it.
-func shellQuote(s string) string {
+// ShellQuote quotes s as a POSIX shell word when it needs it: the
+// arguments of a preview's command, the flags of a printed hint.
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+-,") == "" {
 		return s
 	}

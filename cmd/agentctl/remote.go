@@ -14,6 +14,7 @@ import (
 	"github.com/agentctl/agentctl/client"
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/toolkits"
 )
 
 // remoteHelp is what the commands that speak to a server add to their
@@ -52,9 +53,9 @@ func (a *app) connect(cmd *cobra.Command) error {
 	flag := cmd.Flags().Changed("server")
 	switch {
 	case flag:
-		a.hintFlags = " --server " + shellQuote(a.server)
+		a.hintFlags = " --server " + toolkits.ShellQuote(a.server)
 	case cmd.Flags().Changed("db"):
-		a.hintFlags = " --db " + shellQuote(a.dbPath)
+		a.hintFlags = " --db " + toolkits.ShellQuote(a.dbPath)
 	}
 	if flag && cmd.Flags().Changed("db") {
 		return usageErr(errors.New("--server and --db exclude each other: a server owns its database"))
@@ -89,14 +90,6 @@ func (a *app) connect(cmd *cobra.Command) error {
 // as printed where it was printed (what the environment names, the
 // command printed finds there too).
 func (a *app) hintCmd() string { return "agentctl" + a.hintFlags }
-
-// shellQuote quotes s for a POSIX shell when it needs quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 // remoteErr prints an error of the server (or of reaching it) as the
 // command's errors print, its error object on stderr under -o json, and

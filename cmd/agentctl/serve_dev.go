@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func devConfig(f serveFlags, flagged func(string) bool) (*server.Config, error) 
 	if f.insecure || f.tlsCert != "" || f.tlsKey != "" {
 		return nil, usageErr(errors.New("serve --dev serves loopback only: it takes neither --insecure-listen nor TLS"))
 	}
-	listen := cmpOr(f.listen, "127.0.0.1:0")
+	listen := cmp.Or(f.listen, "127.0.0.1:0")
 	if err := server.CheckListen(listen, false, false); err != nil {
 		return nil, usageErr(fmt.Errorf("serve --dev serves loopback only: %w", err))
 	}
@@ -63,13 +64,6 @@ func devConfig(f serveFlags, flagged func(string) bool) (*server.Config, error) 
 		cfg.Concurrency = 4
 	}
 	return cfg, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // devWelcome makes a token for the OS user and says where to go: the

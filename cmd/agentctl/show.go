@@ -80,7 +80,7 @@ how many levels); --tree prints the whole tree of runs.`,
 func printTree(a *app, t []engine.TreeRun, detail func(id string) (*engine.RunDetail, error)) error {
 	for _, n := range t {
 		pad := strings.Repeat("  ", n.Depth)
-		fmt.Fprintf(a.stdout, "%s%s  %s  %s", pad, n.RunID, n.Agent, n.Status)
+		fmt.Fprintf(a.stdout, "%s%s  %s  %s", pad, n.RunID, n.Agent, paint(a.stdout, n.Status))
 		if n.ParentCall != "" {
 			fmt.Fprintf(a.stdout, "  (for %s)", n.ParentCall)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentctl/agentctl/engine"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/engine/store/backend"
+	"github.com/agentctl/agentctl/toolkits"
 )
 
 const statusHelp = `Show the workers alive, the runs live processes hold (leases), the
@@ -57,7 +58,7 @@ func (a *app) statusCmd() *cobra.Command {
 		Long:  statusHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return cmdUsageErr(cmd, fmt.Errorf("status describes the whole database and takes no run id: agentctl show %s describes one run", shellQuote(args[0])))
+				return cmdUsageErr(cmd, fmt.Errorf("status describes the whole database and takes no run id: agentctl show %s describes one run", toolkits.ShellQuote(args[0])))
 			}
 			return nil
 		},
