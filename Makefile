@@ -87,6 +87,7 @@ man: build
 docs:
 	mkdir -p docs/reference && $(GO) run ./cmd/agentctl schema --markdown > docs/reference/spec.md
 	rm -rf docs/reference/cli && $(GO) run ./cmd/agentctl man --markdown docs/reference/cli
+	AGENTCTL_UPDATE_DOCS=1 $(GO) test ./api -run '^TestAPIReferenceUpToDate$$' -count=1
 
 # The inbox's pictures in docs/img (inbox, a run page, a resume form),
 # taken in headless Chromium from a server the test starts.

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -364,4 +365,27 @@ func strs[S ~string](vs ...S) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+// TestAPIReferenceUpToDate keeps docs/reference/api.md the reference
+// the OpenAPI document makes. make docs rewrites it
+// (AGENTCTL_UPDATE_DOCS=1).
+func TestAPIReferenceUpToDate(t *testing.T) {
+	want, err := api.Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "../docs/reference/api.md"
+	if os.Getenv("AGENTCTL_UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Error("docs/reference/api.md is not the reference api/openapi.json makes: run make docs")
+	}
 }
