@@ -348,7 +348,7 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 			return nil, &store.ConflictError{RunID: r.ID, CallID: d.CallID}
 		case calls[i].Status == store.CallInterrupted || calls[i].Status == store.CallPending:
 			c := calls[i]
-			we := &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k}
+			we := &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k, ResumeSchema: c.ResumeSchema}
 			if c.Kind == store.KindDelegation {
 				for _, w := range calls {
 					if strings.HasPrefix(w.ID, c.ID+"/") && w.Kind != store.KindDelegation &&
@@ -368,7 +368,7 @@ func choose(r *store.Run, calls []*store.Call, d Decision) ([]*store.Call, error
 		// Nothing waits for this decision: say what does, if anything.
 		for _, c := range calls {
 			if waitsForHuman(c) {
-				return nil, &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k}
+				return nil, &WrongCallError{RunID: c.RunID, CallID: c.ID, Status: c.Status, Kind: c.Kind, Want: k, ResumeSchema: c.ResumeSchema}
 			}
 		}
 		return nil, &staleError{what: what}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -143,6 +144,8 @@ type WrongCallError struct {
 	// Instead, for a delegation, are the calls of its sub-agents that
 	// wait for a human.
 	Instead []*store.Call
+	// ResumeSchema is a suspended call's: what resume data must satisfy.
+	ResumeSchema json.RawMessage
 }
 
 func (e *WrongCallError) Error() string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -129,4 +130,26 @@ func addFixes(r *sqlstore.Report) {
 			r.Findings[i].Fix = "the next command that writes sets it up"
 		}
 	}
+}
+
+// rightCommand returns, for a decision of the wrong kind on a waiting
+// call, the command that decides it, runnable as printed; "" otherwise.
+func (a *app) rightCommand(err error) string {
+	var wrong *engine.WrongCallError
+	if !errors.As(err, &wrong) || wrong.Status != store.CallPending {
+		return ""
+	}
+	run := wrong.RunID
+	if len(a.engines) > 0 {
+		if s, err := a.engines[len(a.engines)-1].ShortID(context.Background(), run); err == nil {
+			run = s
+		}
+	}
+	switch {
+	case wrong.Kind == store.KindSuspend && wrong.Want != store.KindSuspend:
+		return fmt.Sprintf("resume it: %s resume %s --call %s --data '%s'", a.hintCmd(), run, wrong.CallID, hintData(wrong.ResumeSchema))
+	case wrong.Kind == store.KindApproval && wrong.Want != store.KindApproval:
+		return fmt.Sprintf("approve it: %s approve %s --call %s", a.hintCmd(), run, wrong.CallID)
+	}
+	return ""
 }

@@ -278,6 +278,9 @@ func (a *app) report(err error) int {
 	default:
 		// The commands a phrase names run as printed: with --db or --server.
 		fmt.Fprintf(a.stderr, "agentctl: %s\n", strings.ReplaceAll(phrase(err), "with agentctl continue ", "with "+a.hintCmd()+" continue "))
+		if line := a.rightCommand(err); line != "" {
+			fmt.Fprintf(a.stderr, "agentctl: %s\n", line)
+		}
 		if ace := (*engine.AfterCommitError)(nil); errors.As(err, &ace) {
 			fmt.Fprintf(a.stderr, "agentctl: once that is fixed, %s continue %s takes the run on; a call whose result was not stored is then reported interrupted, for retry or resolve\n", a.hintCmd(), ace.RunID)
 		}
