@@ -100,9 +100,8 @@ func printRun(w, errw io.Writer, f format, v *engine.RunView, to hintTo) error {
 }
 
 // printHints prints, for each kind of wait, the commands that decide it,
-// each runnable as printed: --call names the call when the command would
-// otherwise have several to choose from (decline takes any pending call),
-// and --call ID stands for one of several listed above. to names the
+// each runnable as printed: --call names the call, and --call ID stands
+// for one of several listed above. to names the
 // command and the run.
 func printHints(w io.Writer, v *engine.RunView, to hintTo) {
 	short := to.run
@@ -117,34 +116,33 @@ func printHints(w io.Writer, v *engine.RunView, to hintTo) {
 			approvals = append(approvals, p)
 		}
 	}
-	// target names the calls ps for a command that chooses among n calls.
-	target := func(ps []engine.PendingView, n int) string {
-		switch {
-		case n == 1:
-			return short
-		case len(ps) == 1:
+	// target names the calls ps. One
+	// call is always named: pasted twice, a hint then finds it decided
+	// (exit 4) rather than deciding the call that waits next.
+	target := func(ps []engine.PendingView) string {
+		if len(ps) == 1 {
 			return short + " --call " + ps[0].CallID
 		}
 		return short + " --call ID"
 	}
 	if len(approvals) > 0 {
 		fmt.Fprintf(w, "approve: %s approve %s      decline: %s decline %s --reason \"...\"\n",
-			to.cmd, target(approvals, len(approvals)), to.cmd, target(approvals, len(approvals)+len(suspended)))
+			to.cmd, target(approvals), to.cmd, target(approvals))
 	}
 	if len(suspended) > 0 {
 		data := "{...}"
 		if len(suspended) == 1 {
 			data = hintData(suspended[0].ResumeSchema)
 		}
-		fmt.Fprintf(w, "resume: %s resume %s --data '%s'", to.cmd, target(suspended, len(suspended)), data)
+		fmt.Fprintf(w, "resume: %s resume %s --data '%s'", to.cmd, target(suspended), data)
 		if len(approvals) == 0 { // decline takes a suspended call too
-			fmt.Fprintf(w, "      decline: %s decline %s --reason \"...\"", to.cmd, target(suspended, len(suspended)))
+			fmt.Fprintf(w, "      decline: %s decline %s --reason \"...\"", to.cmd, target(suspended))
 		}
 		fmt.Fprintln(w)
 	}
 	if len(interrupted) > 0 {
 		fmt.Fprintf(w, "interrupted (its process stopped): %s retry %s      or: %s resolve %s --output \"...\"\n",
-			to.cmd, target(interrupted, len(interrupted)), to.cmd, target(interrupted, len(interrupted)))
+			to.cmd, target(interrupted), to.cmd, target(interrupted))
 	}
 }
 
