@@ -166,7 +166,11 @@ func printDetail(a *app, d *engine.RunDetail) {
 func printCalls(w io.Writer, hint, runID string, calls []engine.CallView) {
 	for _, c := range calls {
 		fmt.Fprintf(w, "  %s  %s  %s  %s\n", c.CallID, c.Tool, c.Status, escaped(string(c.Args), false))
-		if c.Gate != nil {
+		switch {
+		case c.Gate != nil && c.Gate.Verdict == store.GateDelegation && len(c.Gate.Reasons) == 1:
+			// Not an approval: the sub-agent's own calls pass their gates.
+			fmt.Fprintf(w, "      delegated: to sub-agent %s, whose calls each pass their own approval gate\n", c.Gate.Reasons[0].Detail)
+		case c.Gate != nil:
 			fmt.Fprintf(w, "      approval: %s\n", c.Gate.Phrase())
 		}
 		if c.GateError != "" {
@@ -349,9 +353,13 @@ func (a *app) engineAndRun(ctx context.Context, prefix string, flags *runFlags) 
 	if errors.Is(err, store.ErrNotFound) {
 		// A read of a database that is not there reads it as empty: say
 		// so, rather than blame the run id alone (a typo in --db).
+		// Else name the database searched: a second terminal without
+		// $AGENTCTL_DB reads another one.
 		if path, perr := dbPath(a.dbPath); perr == nil && !backend.IsPostgres(path) {
 			if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
 				err = &store.NotFoundError{What: fmt.Sprintf("%v: no database at %s", err, path)}
+			} else {
+				err = &store.NotFoundError{What: fmt.Sprintf("%v in database %s%s", err, path, a.dbSource())}
 			}
 		}
 	}
@@ -364,10 +372,7 @@ func resolveRun(ctx context.Context, e *engine.Engine, prefix string) (string, e
 	if err != nil {
 		return "", err
 	}
-	if len(p) == 26 {
-		return p, nil // a full id: the command's own lookup reports a missing run
-	}
-	return e.Resolve(ctx, p)
+	return e.Resolve(ctx, p) // a full id too: a missing run is then named with its database
 }
 
 // printDeciders says, under a pending call, who may decide it, when its
@@ -382,4 +387,13 @@ func printDeciders(w io.Writer, p engine.PendingView) {
 	case p.NotBy != "":
 		fmt.Fprintf(w, "    may decide: anyone but %s, who started the run (separateDuties)\n", p.NotBy)
 	}
+}
+
+// dbSource says where the database path came from when neither --db
+// nor $AGENTCTL_DB chose it.
+func (a *app) dbSource() string {
+	if a.dbPath != "" || os.Getenv("AGENTCTL_DB") != "" {
+		return ""
+	}
+	return " (the default: set --db or AGENTCTL_DB for another)"
 }
