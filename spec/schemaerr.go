@@ -125,7 +125,11 @@ func Violations(ve *jsonschema.ValidationError) []Violation {
 			out = append(out, Violation{Path: path, Msg: msg})
 			return
 		}
-		out = append(out, Violation{Path: path, Msg: e.ErrorKind.LocalizedString(printer)})
+		msg := e.ErrorKind.LocalizedString(printer)
+		if _, ok := e.ErrorKind.(*kind.Type); ok && strings.HasSuffix(e.SchemaURL, "#/$defs/duration") {
+			msg += ": a duration such as 30s, 5m or 1h30m"
+		}
+		out = append(out, Violation{Path: path, Msg: msg})
 	}
 	walk(ve)
 	return out
