@@ -76,6 +76,14 @@ var formatExamples = map[string]string{
 	"hostname":  "a host name such as db-1.example.com",
 }
 
+// FormatExample says how to write a value of a JSON Schema format, such
+// as "RFC 3339, such as 2026-12-06T02:00:00Z"; ok false for a format it
+// has no words for.
+func FormatExample(format string) (words string, ok bool) {
+	words, ok = formatExamples[format]
+	return words, ok
+}
+
 // Violations flattens a validation error into its leaf violations.
 func Violations(ve *jsonschema.ValidationError) []Violation {
 	printer := message.NewPrinter(language.English)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/api"
+	"github.com/agentctl/agentctl/spec"
 )
 
 // field is one input of a resume form, made from the tool's
@@ -21,7 +22,10 @@ type field struct {
 	Enum              []string
 	Pattern           string
 	Description       string
-	Err               string
+	// Format is the field's JSON Schema format with how to write it
+	// (Example is a value such as it wants, for a placeholder).
+	Format, FormatHow, Example string
+	Err                        string
 }
 
 // fieldsOf makes the fields of an object schema, in its properties'
@@ -44,9 +48,16 @@ func fieldsOf(schema json.RawMessage) []field {
 			Pattern     string `json:"pattern"`
 			Description string `json:"description"`
 			Title       string `json:"title"`
+			Format      string `json:"format"`
 		}
 		json.Unmarshal(raw, &p)
-		f := field{Name: name, Label: name, Required: slices.Contains(s.Required, name), Pattern: p.Pattern, Description: p.Description}
+		f := field{Name: name, Label: name, Required: slices.Contains(s.Required, name), Pattern: p.Pattern, Description: p.Description, Format: p.Format}
+		if how, ok := spec.FormatExample(p.Format); ok {
+			f.FormatHow = how
+			if _, ex, ok := strings.Cut(how, "such as "); ok {
+				f.Example = ex
+			}
+		}
 		if p.Title != "" {
 			f.Label = p.Title
 		}

@@ -83,6 +83,7 @@ tools:
         ticket: {type: string, pattern: "^CHG-[0-9]+$", description: "the approved change ticket"}
         risk: {type: string, enum: [low, high]}
         urgent: {type: boolean}
+        start: {type: string, format: date-time}
       required: [ticket]
     exec: {command: [echo, deployed]}
   jot:

@@ -58,6 +58,11 @@ func TestReasonForms(t *testing.T) {
 			t.Errorf("the form posting to %s has no reason field, %s:\n%s", f.action, f.want, form)
 		}
 	}
+	// A field with a format says how to write it, with an example.
+	if form := formOf(t, page, "/runs/"+release+"/calls/call_1/resume"); !strings.Contains(form, `placeholder="2026-12-06T02:00:00Z"`) ||
+		!strings.Contains(form, "format <code>date-time</code>: RFC 3339") {
+		t.Errorf("the resume form's date-time field says nothing of its format:\n%s", form)
+	}
 	if edit := page[strings.Index(page, `name="edit" value="1"`):]; !strings.Contains(edit[:strings.Index(edit, "</form>")], `name="reason"`) {
 		t.Errorf("the edited approval's form has no reason field")
 	}
