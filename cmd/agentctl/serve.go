@@ -211,6 +211,9 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 		}
 	}()
 	log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+	if f.dev { // a person reads it at a terminal, beside the banner
+		log = slog.New(slog.NewTextHandler(a.stderr, nil))
+	}
 	if a.dbPath == "" {
 		a.dbPath = cfg.DB
 	}
