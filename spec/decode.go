@@ -9,6 +9,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentctl/agentctl/spec/tmpl"
 )
 
 // decoder builds a Spec from schema-valid files and checks its meaning.
@@ -179,21 +181,54 @@ func (d *decoder) scriptedCall(a *Agent, m *Model, c *ScriptedCall) {
 		return // an undeclared tool is reported as unknown
 	}
 	t := d.spec.Tools[c.Tool]
-	if t == nil || t.MCP != nil || c.Args == nil || !c.Args.Literal() {
+	if t == nil || t.MCP != nil || c.Args == nil {
 		return
 	}
-	args, err := c.Args.Eval(nil)
-	if err != nil {
+	args, open, ok := literalArgs(c.Args)
+	if !ok {
 		return
 	}
 	var ve *jsonschema.ValidationError
 	if err := t.Input.Validate(args); errors.As(err, &ve) {
 		var msgs []string
 		for _, v := range Violations(ve) {
-			msgs = append(msgs, v.String())
+			if !v.about(open) {
+				msgs = append(msgs, v.String())
+			}
 		}
-		d.errs.add(c.Pos, "model %s calls tool %s with arguments its input schema refuses: %s", m.Name, c.Tool, strings.Join(msgs, "; "))
+		if len(msgs) > 0 {
+			d.errs.add(c.Pos, "model %s calls tool %s with arguments its input schema refuses: %s", m.Name, c.Tool, strings.Join(msgs, "; "))
+		}
 	}
+}
+
+// literalArgs evaluates scripted arguments without their placeholders:
+// a top-level field holding one is left out, and named in open, so the
+// literal fields beside it are still checked. ok false: nothing to
+// check (not an object, or an error).
+func literalArgs(v *tmpl.Value) (args any, open []string, ok bool) {
+	if v.Literal() {
+		args, err := v.Eval(nil)
+		return args, nil, err == nil
+	}
+	fields := v.Fields()
+	if fields == nil {
+		return nil, nil, false
+	}
+	obj := map[string]any{}
+	for _, name := range fields {
+		f, _ := v.Field(name)
+		if !f.Literal() {
+			open = append(open, name)
+			continue
+		}
+		val, err := f.Eval(nil)
+		if err != nil {
+			return nil, nil, false
+		}
+		obj[name] = val
+	}
+	return obj, open, true
 }
 
 // scriptedDelegation checks the arguments of a scripted delegation to a

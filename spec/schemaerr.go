@@ -49,6 +49,17 @@ type Violation struct {
 	schemaURL string
 }
 
+// about reports whether v is about one of the top-level fields named:
+// at or below one, or its absence.
+func (v Violation) about(fields []string) bool {
+	for _, f := range fields {
+		if len(v.Path) > 0 && v.Path[0] == f || len(v.Path) == 0 && v.Msg == fmt.Sprintf("missing required field %q", f) {
+			return true
+		}
+	}
+	return false
+}
+
 // Pointer returns the offending value's JSON pointer, "/" for the root.
 func (v Violation) Pointer() string { return pointer(v.Path) }
 

@@ -372,7 +372,10 @@ func resolveRun(ctx context.Context, e *engine.Engine, prefix string) (string, e
 	if err != nil {
 		return "", err
 	}
-	return e.Resolve(ctx, p) // a full id too: a missing run is then named with its database
+	if len(p) == 26 {
+		return p, nil // a full id: the command's own lookup reports a missing run
+	}
+	return e.Resolve(ctx, p)
 }
 
 // printDeciders says, under a pending call, who may decide it, when its
