@@ -288,14 +288,19 @@ func (a *app) remoteShow(ctx context.Context, prefix string, out format, tree bo
 		return nil
 	}
 	d, err := a.remote.Run(ctx, id)
+	rd := runReader{tree: a.remote.Tree, detail: a.remote.Run}
 	switch {
 	case err != nil:
 		return a.remoteErr(err, out)
 	case out == "json":
-		return writeJSON(a.stdout, d)
+		j, err := withSubAgents(ctx, rd, d, depth)
+		if err != nil {
+			return a.remoteErr(err, out)
+		}
+		return writeJSON(a.stdout, j)
 	}
 	printDetail(a, d)
-	if err := printSubAgents(ctx, a.stdout, a.hintCmd(), runReader{tree: a.remote.Tree, detail: a.remote.Run}, d, depth); err != nil {
+	if err := printSubAgents(ctx, a.stdout, a.hintCmd(), rd, d, depth); err != nil {
 		return a.remoteErr(err, out)
 	}
 	return nil

@@ -61,11 +61,16 @@ how many levels); --tree prints the whole tree of runs.`,
 			if err != nil {
 				return err
 			}
+			rd := runReader{tree: e.Tree, detail: e.Detail}
 			if out == "json" {
-				return writeJSON(a.stdout, d)
+				j, err := withSubAgents(ctx, rd, d, depth)
+				if err != nil {
+					return err
+				}
+				return writeJSON(a.stdout, j)
 			}
 			printDetail(a, d)
-			return printSubAgents(ctx, a.stdout, a.hintCmd(), runReader{tree: e.Tree, detail: e.Detail}, d, depth)
+			return printSubAgents(ctx, a.stdout, a.hintCmd(), rd, d, depth)
 		},
 	}
 	addFormatFlag(cmd, &out)

@@ -70,3 +70,38 @@ func printSubAgents(ctx context.Context, w io.Writer, hint string, rd runReader,
 	}
 	return nil
 }
+
+// detailJSON is show -o json: the run, then its sub-agents' runs with
+// their calls (subAgents, depth first), as far as --depth reaches.
+type detailJSON struct {
+	*engine.RunDetail
+	SubAgents []subAgentJSON `json:"subAgents,omitempty"`
+}
+
+// subAgentJSON is one run below the one shown: its depth below it, and
+// the call of its parent it serves.
+type subAgentJSON struct {
+	Depth      int    `json:"depth"`
+	ParentCall string `json:"parentCall,omitempty"`
+	*engine.RunDetail
+}
+
+// withSubAgents returns d with the details of the runs below it.
+func withSubAgents(ctx context.Context, rd runReader, d *engine.RunDetail, depth int) (*detailJSON, error) {
+	out := &detailJSON{RunDetail: d}
+	if depth == 0 {
+		return out, nil
+	}
+	t, err := rd.tree(ctx, d.RunID)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range below(t, d.RunID, depth) {
+		cd, err := rd.detail(ctx, n.RunID)
+		if err != nil {
+			return nil, err
+		}
+		out.SubAgents = append(out.SubAgents, subAgentJSON{Depth: n.Depth, ParentCall: n.ParentCall, RunDetail: cd})
+	}
+	return out, nil
+}
