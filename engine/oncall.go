@@ -43,7 +43,7 @@ func (rn *runner) resolveOnCall(ctx context.Context, c *store.Call) {
 				continue
 			}
 			seen = append(seen, o.Key())
-			c.Gate.OnCall = append(c.Gate.OnCall, rn.e.resolveOnCall(ctx, o))
+			c.Gate.OnCall = append(c.Gate.OnCall, rn.e.resolveOnCall(ctx, o, rn.g.upload != nil))
 		}
 	}
 }
@@ -51,13 +51,15 @@ func (rn *runner) resolveOnCall(ctx context.Context, c *store.Call) {
 // resolveOnCall reads one schedule, mapping who is on call to agentctl
 // users; a schedule that cannot be read, or names nobody who can be
 // mapped, records why and the fallback. Secrets are cut from the error.
-func (e *Engine) resolveOnCall(ctx context.Context, o *spec.OnCall) store.OnCall {
+// For an uploaded spec (mappedOnly), only those users: maps count: an
+// upload only narrows who decides.
+func (e *Engine) resolveOnCall(ctx context.Context, o *spec.OnCall, mappedOnly bool) store.OnCall {
 	rec := store.OnCall{Source: o.Key(), At: e.now().UTC().Truncate(time.Millisecond)}
 	ctx, cancel := context.WithTimeout(ctx, onCallTimeout)
 	defer cancel()
 	people, err := onCallPeople(ctx, o)
 	if err == nil {
-		rec.People, rec.Users, err = e.onCallUsers(o, people)
+		rec.People, rec.Users, err = e.onCallUsers(o, people, mappedOnly)
 	}
 	if err != nil {
 		names := o.Secret.EnvNames()
@@ -100,24 +102,27 @@ func onCallSecret(o *spec.OnCall) (string, error) {
 }
 
 // onCallUsers maps those on call to agentctl users through the source's
-// users: map (by email, id or name), else by email, else id. A name that
-// is not a valid user name is left out; none left is an error.
-func (e *Engine) onCallUsers(o *spec.OnCall, people []schedules.Person) (named, users []string, err error) {
+// users: map (by email, id or name), else by email, else id; with
+// mappedOnly, through the map alone. A name that is not a valid user
+// name is left out; none left is an error.
+func (e *Engine) onCallUsers(o *spec.OnCall, people []schedules.Person, mappedOnly bool) (named, users []string, err error) {
 	var bad []string
 	for _, p := range people {
 		keys := p.Keys()
 		named = append(named, keys[0])
-		user := keys[0]
+		user, mapped := keys[0], false
 		if p.Email == "" && p.ID != "" {
 			user = p.ID
 		}
 		for _, k := range keys {
 			if u, ok := o.Users[k]; ok {
-				user = u
+				user, mapped = u, true
 				break
 			}
 		}
-		if e.names.Check(user) != nil {
+		if mappedOnly && !mapped {
+			bad = append(bad, keys[0]+" (not in users:, as an uploaded spec needs)")
+		} else if e.names.Check(user) != nil {
 			bad = append(bad, user)
 		} else if !slices.Contains(users, user) {
 			users = append(users, user)

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentctl/agentctl/oncall"
 	"github.com/agentctl/agentctl/spec/tmpl"
 )
 
@@ -48,6 +49,18 @@ func (o *OnCall) Key() string {
 		k += "@" + strconv.Itoa(o.Level)
 	}
 	return k
+}
+
+// URL is the API's URL the schedule is read from: APIURL, else the
+// service's own.
+func (o *OnCall) URL() string {
+	switch {
+	case o.APIURL != "":
+		return o.APIURL
+	case o.Service == ServiceOpsgenie:
+		return oncall.OpsgenieURL
+	}
+	return oncall.PagerDutyURL
 }
 
 // String is the source as approvers lists show it: oncall:KEY.
