@@ -129,7 +129,7 @@ func (e *Engine) onCallUsers(o *spec.OnCall, people []schedules.Person, mappedOn
 		}
 	}
 	if len(users) == 0 {
-		return named, nil, fmt.Errorf("none of those on call (%s) has a valid agentctl user name: map them with users:", strings.Join(bad, ", "))
+		return named, nil, fmt.Errorf("none of those on call (%s) maps to an agentctl user: map them with users:", strings.Join(bad, ", "))
 	}
 	return named, users, nil
 }
