@@ -137,8 +137,8 @@ func (e *Engine) onCallUsers(o *spec.OnCall, people []schedules.Person, mappedOn
 // withOnCall returns policies ps with each on-call source replaced by
 // whom call c recorded for it: the users on call, else the fallback.
 // A source c recorded nothing for, or that gave nobody, adds nobody;
-// a policy left with no one keeps its sources, so that it is not
-// taken for "anyone".
+// a policy left with no one keeps those sources, so that it is not
+// taken for "anyone" (and says which gave nobody).
 func withOnCall(ps []policy, c *store.Call) []policy {
 	for i, p := range ps {
 		if len(p.approvers.OnCall) == 0 {
@@ -164,6 +164,9 @@ func withOnCall(ps []policy, c *store.Call) []policy {
 				}
 			}
 		}
+		if len(a.Users) > 0 || len(a.Groups) > 0 {
+			a.OnCall = nil
+		}
 		ps[i].approvers = a
 	}
 	return ps
@@ -174,4 +177,12 @@ func appendNew(s []string, v string) []string {
 		return s
 	}
 	return append(s, v)
+}
+
+// gateValue is a view's gate as recorded: zero for none.
+func gateValue(g *store.Gate) store.Gate {
+	if g == nil {
+		return store.Gate{}
+	}
+	return *g
 }
