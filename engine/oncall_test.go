@@ -1,12 +1,19 @@
 package engine
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
 	schedules "github.com/agentctl/agentctl/oncall"
 	"github.com/agentctl/agentctl/spec"
+	"github.com/agentctl/agentctl/spec/tmpl"
 )
 
 // TestWithOnCall: a policy's on-call sources become the users recorded
@@ -60,5 +67,31 @@ func TestOnCallUsers(t *testing.T) {
 	}
 	if _, _, err := e.onCallUsers(&spec.OnCall{}, []schedules.Person{{Name: "Bad Name!"}}, false); err == nil {
 		t.Errorf("an invalid name: no error")
+	}
+}
+
+// TestResolveOnCallCutsSecrets: a schedule whose answer echoes the token
+// is recorded as unread, the token cut from the error, the fallback
+// applied; the time is the engine's.
+func TestResolveOnCallCutsSecrets(t *testing.T) {
+	t.Setenv("PD_TOKEN", "pd-secret-token-4711")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "not json: "+r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	tok, err := tmpl.Parse("${{ env.PD_TOKEN }}", tmpl.Vars{"env": map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	e := &Engine{now: func() time.Time { return at }}
+	o := &spec.OnCall{Service: spec.ServicePagerDuty, Schedule: "P1", Secret: tok, APIURL: srv.URL,
+		Fallback: spec.Approvers{Users: []string{"erin"}, Groups: []string{"leads"}}}
+	rec := e.resolveOnCall(context.Background(), o, false)
+	if strings.Contains(rec.Error, "pd-secret") || !strings.Contains(rec.Error, "[env.PD_TOKEN]") || !strings.Contains(rec.Error, "not the documented answer") {
+		t.Errorf("error %q: want the token cut", rec.Error)
+	}
+	if !slices.Equal(rec.Fallback, []string{"erin", "group:leads"}) || len(rec.Users) != 0 || !rec.At.Equal(at) || rec.Source != "pagerduty/P1" {
+		t.Errorf("record %+v", rec)
 	}
 }
