@@ -108,6 +108,7 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 	}
 	c.Status, c.Kind = store.CallPending, store.KindApproval
 	c.Gate = store.Gate{Verdict: store.GateRequired, Reasons: why}
+	rn.resolveOnCall(ctx, c)
 	c.Deadline = rn.e.deadline(rn.a, t.decl)
 	if t.decl.Approvals > 1 {
 		c.Needed = t.decl.Approvals

@@ -131,7 +131,7 @@ func compileAs(s *spec.Spec, models model.Registry, kits toolkits.Table, up *Upl
 		}
 		knodes[name] = &kitNode{spec: t, kit: kit}
 	}
-	g.secrets = secretNames(mnodes, knodes)
+	g.secrets = toolkits.EnvNames(append(secretNames(mnodes, knodes), onCallSecrets(s)...))
 	for name, a := range s.Agents {
 		n := &agentNode{spec: a, model: mnodes[a.Model]}
 		for _, tn := range a.Tools {

@@ -142,6 +142,9 @@ func (d Deciders) Lists() [][]string {
 	out := make([][]string, len(d.Approvers))
 	for i, a := range d.Approvers {
 		out[i] = append(slices.Clone(a.Users), prefixed("group:", a.Groups)...)
+		for _, o := range a.OnCall { // a schedule that gave nobody
+			out[i] = append(out[i], o.String())
+		}
 	}
 	return out
 }
@@ -196,7 +199,7 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 	if err != nil {
 		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
-	d := decidersOf(g.policiesOf(r, c.Tool), r.StartedBy)
+	d := decidersOf(withOnCall(g.policiesOf(r, c.Tool), c), r.StartedBy)
 	if a, ok := g.agents[r.Agent]; ok {
 		t := a.decl(c.Tool)
 		d.RequireReason = t != nil && t.RequireReason
@@ -265,7 +268,7 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 	if why := e.onBehalf(g, d.By, d.OSUser, d.Auth); why != "" {
 		return why
 	}
-	ps := g.policiesOf(r, c.Tool)
+	ps := withOnCall(g.policiesOf(r, c.Tool), c)
 	if ps == nil || d.Action == store.Expire {
 		return ""
 	}

@@ -302,7 +302,7 @@ func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
 		if err != nil {
 			continue
 		}
-		d := decidersOf(g.policiesOf(r, p.Tool), r.StartedBy)
+		d := decidersOf(withOnCall(g.policiesOf(r, p.Tool), &store.Call{Gate: gateValue(p.Gate)}), r.StartedBy)
 		if lists := d.Lists(); len(lists) > 0 {
 			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
 		}

@@ -99,6 +99,12 @@ func (s *Server) grantProblems(sp *spec.Spec) spec.Errors {
 			add(t.Pos, "tool %s: named like the configured %s: an upload names its agents and tools apart from the server's", name, c)
 		}
 	}
+	for _, o := range sp.OnCalls() {
+		// Only those users: maps count in an upload (engine.onCallUsers):
+		// they and the fallback are names the server knows.
+		approvers(o.Pos, "approvers "+o.String()+" fallback", o.Fallback)
+		approvers(o.Pos, "approvers "+o.String()+" users", spec.Approvers{Users: slices.Sorted(maps.Values(o.Users))})
+	}
 	for i, d := range sp.Policy.Delegates {
 		if !k.delegates[d] {
 			add(sp.Policy.DelegatePos[i], "policy.delegates: %s is not a delegate of the server's delegates role or a configured spec: an upload may not make one", d)

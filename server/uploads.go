@@ -246,6 +246,11 @@ func (s *Server) uploadProblems(sp *spec.Spec) spec.Errors {
 			}
 		}
 	}
+	for _, o := range sp.OnCalls() {
+		if at := o.URL(); !s.hostAllowed(at) {
+			add(o.Pos, "approvers %s: %s is not a host uploads may reach (uploads.hosts: %s)", o, at, orNone(u.Hosts))
+		}
+	}
 	errs = append(errs, s.grantProblems(sp)...)
 	slices.SortStableFunc(errs, func(a, b *spec.Error) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))

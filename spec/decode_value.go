@@ -228,6 +228,12 @@ func str(n *yaml.Node) string {
 func (d *decoder) approvers(f *file, n *yaml.Node, path string) Approvers {
 	var a Approvers
 	for i, it := range items(n) {
+		if it.Kind == yaml.MappingNode {
+			if o := d.onCall(f, it, fmt.Sprintf("%s.%d", path, i)); o != nil {
+				a.OnCall = append(a.OnCall, o)
+			}
+			continue
+		}
 		if it = scalar(it); it == nil || it.Value == "" {
 			continue
 		}

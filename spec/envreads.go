@@ -46,6 +46,7 @@ func (s *Spec) EnvReads() []EnvRead {
 			add(a.Pos, "agent "+name+" (notify)", targetEnv(t)...)
 		}
 	}
+	out = append(out, s.onCallEnvReads()...)
 	slices.SortStableFunc(out, func(a, b EnvRead) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})

@@ -53,6 +53,11 @@ func (s *Spec) Names() []string {
 		add(s.Agents[k].Approvers.Users...)
 		add(s.Agents[k].Approvers.Groups...)
 	}
+	for _, o := range s.OnCalls() {
+		add(o.Fallback.Users...)
+		add(o.Fallback.Groups...)
+		add(slices.Sorted(maps.Values(o.Users))...)
+	}
 	return out
 }
 
@@ -60,10 +65,13 @@ func (s *Spec) Names() []string {
 type Approvers struct {
 	Users  []string
 	Groups []string // without the group: prefix
+	// OnCall are on-call schedules: whoever is on call when a call starts
+	// waiting may decide it (resolved and recorded on the call).
+	OnCall []*OnCall
 }
 
 // Empty reports whether anyone may decide.
-func (a Approvers) Empty() bool { return len(a.Users) == 0 && len(a.Groups) == 0 }
+func (a Approvers) Empty() bool { return len(a.Users) == 0 && len(a.Groups) == 0 && len(a.OnCall) == 0 }
 
 // String is the list as written: alice, bob, group:sre.
 func (a Approvers) String() string {
@@ -71,6 +79,9 @@ func (a Approvers) String() string {
 	out = append(out, a.Users...)
 	for _, g := range a.Groups {
 		out = append(out, "group:"+g)
+	}
+	for _, o := range a.OnCall {
+		out = append(out, o.String())
 	}
 	return strings.Join(out, ", ")
 }

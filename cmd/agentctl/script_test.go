@@ -159,6 +159,10 @@ func (p prebuilt) Run() int {
 //	                        text (each word streamed in two halves), its
 //	                        call's id and arguments and its reasoning
 //	anthropicserver ...     the same on Anthropic's messages API
+//	oncallapi NAME CONFIG   serve a stand-in of PagerDuty's and Opsgenie's
+//	                        on-call APIs on loopback ($NAME is its URL;
+//	                        CONFIG, a JSON oncalltest.Config; requests are
+//	                        logged to name.log, credentials never)
 //	pgserver [-own] NAME    set $NAME to the URL of a new, empty PostgreSQL
 //	                        database on a throwaway server (started once for
 //	                        all scenarios; with -own, one for this scenario
@@ -268,6 +272,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["waitfor"] = waitfor
 	cmds["slackapi"] = slackapi
 	cmds["slackpress"] = slackpress
+	cmds["oncallapi"] = oncallapi
 	cmds["otlpreceiver"] = otlpreceiver
 	addPTY(cmds)
 	return cmds

@@ -11,6 +11,9 @@ import (
 type Gate struct {
 	Verdict Verdict  `json:"verdict,omitempty"` // "" when nothing was worth recording
 	Reasons []Reason `json:"reasons,omitempty"`
+	// OnCall is who was on call on each schedule the call's approvers
+	// name, read as the call started waiting (docs/oncall.md).
+	OnCall []OnCall `json:"onCall,omitempty"`
 }
 
 // Verdict is what the gate decided.
@@ -139,7 +142,7 @@ func (g Gate) Phrase() string {
 	all := strings.Join(why, ", ")
 	switch g.Verdict {
 	case GateRequired:
-		return "required by " + all
+		return "required by " + all + phraseOnCall(g.OnCall)
 	case GateGranted:
 		return "approved for the rest of the run (approve --always); would need: " + all
 	case GateDelegation:
@@ -150,7 +153,7 @@ func (g Gate) Phrase() string {
 		}
 		return "not required: " + all
 	}
-	return all
+	return all + phraseOnCall(g.OnCall)
 }
 
 // phrase says one reason of a gate's verdict.
