@@ -69,6 +69,9 @@ type PendingView struct {
 	Approvers     []string   `json:"approvers,omitempty"`
 	AlsoApprovers [][]string `json:"alsoApprovers,omitempty"`
 	NotBy         string     `json:"notBy,omitempty"`
+	// Escalation is the call's escalation ladder: what happened, what
+	// is next and when (docs/escalation.md); nil for none.
+	Escalation *EscalationView `json:"escalation,omitempty"`
 }
 
 // MayDecide says who may decide p in words, as Deciders.String does; ""
@@ -302,7 +305,8 @@ func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
 		if err != nil {
 			continue
 		}
-		d := decidersOf(g.policiesOf(r, p.Tool), r.StartedBy)
+		fired, c := e.pendingEscalation(ctx, g, r, t, p)
+		d := decidersOf(widen(g.policiesOf(r, p.Tool), g.escalated(r, c, fired)), r.StartedBy)
 		if lists := d.Lists(); len(lists) > 0 {
 			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
 		}

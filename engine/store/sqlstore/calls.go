@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -283,6 +284,11 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 		for _, d := range ds {
 			if d.RunID != runID {
 				return fmt.Errorf("decisions for several runs in one batch")
+			}
+			if d.Escalation != nil {
+				if ok, err := escalate(ctx, tx, d.Escalation, now); err != nil || !ok {
+					return cmp.Or(err, error(&store.ConflictError{RunID: d.RunID, CallID: d.CallID}))
+				}
 			}
 			m, err := decide(ctx, tx, d, now)
 			if err != nil {
