@@ -45,16 +45,27 @@ func (g *Graph) ladderOf(r *store.Run, tool string) []spec.EscalationStep {
 
 // escalating reports whether g declares an escalation ladder anywhere.
 func (g *Graph) escalating() bool {
-	if len(g.spec.Policy.Escalation) > 0 {
-		return true
-	}
+	return slices.ContainsFunc(g.ladders(), func(l []spec.EscalationStep) bool { return len(l) > 0 })
+}
+
+// ladders are the escalation ladders g declares: the policy's, its
+// agents' and its tools'.
+func (g *Graph) ladders() [][]spec.EscalationStep {
+	out := [][]spec.EscalationStep{g.spec.Policy.Escalation}
 	for _, a := range g.spec.Agents {
-		if len(a.Escalation) > 0 {
-			return true
-		}
+		out = append(out, a.Escalation)
 	}
 	for _, t := range g.spec.Tools {
-		if len(t.Escalation) > 0 {
+		out = append(out, t.Escalation)
+	}
+	return out
+}
+
+// escalationNotifies reports whether a step of a ladder of g declares
+// notify targets of its own.
+func (g *Graph) escalationNotifies() bool {
+	for _, l := range g.ladders() {
+		if slices.ContainsFunc(l, func(s spec.EscalationStep) bool { return len(s.Notify) > 0 }) {
 			return true
 		}
 	}

@@ -78,7 +78,7 @@ func (d *decoder) escalation(f *file, n *yaml.Node, path string) []EscalationSte
 				d.errs.add(f.pos(dn), "%s.decide: %q is not decline or expire", at, dn.Value)
 			}
 		}
-		s.Notify = d.notify(f, field(it, "notify"), at+".notify")
+		s.Notify = d.notify(f, onEscalated(field(it, "notify")), at+".notify")
 		switch {
 		case kinds != 1:
 			d.errs.add(s.Pos, "%s: a step does exactly one of remind: true, addApprovers or decide", at)
@@ -121,4 +121,27 @@ func (d *decoder) escalations() {
 			}
 		}
 	}
+}
+
+// onEscalated gives each target of a step's notify: list that says no
+// on: the one it is for, escalated (a copy: the spec's nodes are left
+// as written).
+func onEscalated(n *yaml.Node) *yaml.Node {
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return n
+	}
+	c := *n
+	c.Content = nil
+	for _, it := range n.Content {
+		if it.Kind == yaml.MappingNode && field(it, "on") == nil {
+			m := *it
+			m.Content = append(slices.Clone(it.Content),
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "on", Line: it.Line, Column: it.Column},
+				&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: it.Line, Column: it.Column, Content: []*yaml.Node{
+					{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(notify.Escalated), Line: it.Line, Column: it.Column}}})
+			it = &m
+		}
+		c.Content = append(c.Content, it)
+	}
+	return &c
 }
