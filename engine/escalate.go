@@ -33,6 +33,22 @@ type EscalatedEvent struct {
 
 func (EscalatedEvent) eventType() store.EventType { return EventEscalated }
 
+// EscalationObserver is an Observer that also counts the escalation
+// steps the engine takes (the server's metrics).
+type EscalationObserver interface {
+	// Escalation reports step (from 1) of a ladder, of kind remind,
+	// addApprovers or decide, taken by this process.
+	Escalation(step int, kind string)
+}
+
+// observeEscalation reports a step taken to the observer, if it counts
+// them.
+func (e *Engine) observeEscalation(step int, kind string) {
+	if o, ok := e.observer.(EscalationObserver); ok {
+		o.Escalation(step, kind)
+	}
+}
+
 // ladderOf returns the escalation ladder of the calls of tool in run r
 // (spec.Spec.Escalation); nil when r's agent is not in g.
 func (g *Graph) ladderOf(r *store.Run, tool string) []spec.EscalationStep {
@@ -107,6 +123,7 @@ func (e *Engine) escalate(ctx context.Context, r *store.Run, calls []*store.Call
 			}
 			if ok {
 				took++
+				e.observeEscalation(i+1, s.Kind)
 			}
 			if s.Kind == spec.StepDecide {
 				decided = decided || ok
