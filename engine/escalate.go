@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -369,4 +370,53 @@ func (e *Engine) pendingEscalation(ctx context.Context, g *Graph, r *store.Run, 
 	}
 	p.Escalation = g.escalationOf(r, p, c.CreatedAt, byRun[r.ID])
 	return byRun[r.ID], c
+}
+
+// Escalation returns where call c of run r stands on its escalation
+// ladder (the inbox, the API); nil when it has none.
+func (e *Engine) Escalation(ctx context.Context, r *store.Run, c *store.Call) (*EscalationView, error) {
+	if c.Status != store.CallPending || c.Kind != store.KindApproval {
+		return nil, nil
+	}
+	g, err := e.graph(ctx, r.SpecHash)
+	if err != nil || !g.escalating() {
+		return nil, err
+	}
+	fired, err := e.store.Escalations(ctx, []string{r.ID})
+	if err != nil {
+		return nil, fmt.Errorf("escalation of call %s of run %s: %w", c.ID, r.ID, err)
+	}
+	p := &PendingView{CallID: c.ID, RunID: r.ID, Tool: c.Tool, Kind: c.Kind}
+	return g.escalationOf(r, p, c.CreatedAt, fired[r.ID]), nil
+}
+
+// String says the step in words: "step 2 (after 1h) addApprovers
+// group:sre-leads", "step 3 (after 4h) decide decline: no answer".
+func (s EscalationStepView) String() string {
+	t := fmt.Sprintf("step %d (after %s) %s", s.Step, s.After, s.Kind)
+	switch {
+	case len(s.Approvers) > 0:
+		t += " " + strings.Join(s.Approvers, ", ")
+	case s.Decide != "" && s.Reason != "":
+		t += " " + s.Decide + ": " + s.Reason
+	case s.Decide != "":
+		t += " " + s.Decide
+	}
+	return t
+}
+
+// Phrase says in one line what happened on v and what is next: "step 1
+// (after 15m) remind at 2026-12-05T09:15:00Z; next: step 2 (after 1h)
+// addApprovers bob, due 2026-12-05T10:00:00Z".
+func (v *EscalationView) Phrase() string {
+	var parts []string
+	for _, s := range v.Steps {
+		if s.At != nil {
+			parts = append(parts, s.String()+" at "+s.At.UTC().Format(time.RFC3339))
+		}
+	}
+	if n := v.Next(); n != nil {
+		parts = append(parts, "next: "+n.String()+", due "+n.Due.UTC().Format(time.RFC3339))
+	}
+	return strings.Join(parts, "; ")
 }

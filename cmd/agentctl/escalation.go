@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/agentctl/agentctl/engine"
 )
@@ -17,25 +16,10 @@ func printEscalation(w io.Writer, v *engine.EscalationView) {
 	}
 	for _, s := range v.Steps {
 		if s.At != nil {
-			fmt.Fprintf(w, "    escalated: %s at %s\n", stepText(s), stamp(*s.At))
+			fmt.Fprintf(w, "    escalated: %s at %s\n", escaped(s.String(), false), stamp(*s.At))
 		}
 	}
 	if next := v.Next(); next != nil {
-		fmt.Fprintf(w, "    next: %s due %s\n", stepText(*next), stamp(next.Due))
+		fmt.Fprintf(w, "    next: %s due %s\n", escaped(next.String(), false), stamp(next.Due))
 	}
-}
-
-// stepText is a step in words: "step 2 (after 1h) addApprovers
-// group:sre-leads".
-func stepText(s engine.EscalationStepView) string {
-	t := fmt.Sprintf("step %d (after %s) %s", s.Step, s.After, s.Kind)
-	switch {
-	case len(s.Approvers) > 0:
-		t += " " + strings.Join(s.Approvers, ", ")
-	case s.Decide != "" && s.Reason != "":
-		t += " " + s.Decide + ": " + escaped(s.Reason, false)
-	case s.Decide != "":
-		t += " " + s.Decide
-	}
-	return t
 }
