@@ -194,27 +194,33 @@ func (e *Engine) escalateRuns(ctx context.Context, ids []string, agent string) (
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	return e.sweep(ctx, ids, agent, func(r *store.Run) (bool, error) {
+		decided, _, err := e.escalate(ctx, r, pending[r.ID])
+		return decided, err
+	})
+}
+
+// sweep calls f on each of the runs ids in a tree whose root runs agent
+// (any, for ""), and returns the ids of those for which it reports true.
+func (e *Engine) sweep(ctx context.Context, ids []string, agent string, f func(*store.Run) (bool, error)) ([]string, error) {
+	var done []string
 	for _, id := range ids {
 		r, err := e.store.Run(ctx, id)
 		if err != nil {
-			return out, err
+			return done, err
 		}
-		if ok, err := e.ofAgent(ctx, r, agent); err != nil || !ok {
-			if err != nil {
-				return out, err
-			}
-			continue
+		ok, err := e.ofAgent(ctx, r, agent)
+		if err == nil && ok {
+			ok, err = f(r)
 		}
-		decided, _, err := e.escalate(ctx, r, pending[id])
 		if err != nil {
-			return out, err
+			return done, err
 		}
-		if decided {
-			out = append(out, id)
+		if ok {
+			done = append(done, id)
 		}
 	}
-	return out, nil
+	return done, nil
 }
 
 // ofAgent reports whether run r belongs to a tree whose root runs

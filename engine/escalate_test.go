@@ -87,6 +87,31 @@ func escalatedSteps(t *testing.T, e *Engine, id string) []int {
 	return out
 }
 
+// start starts a run of agent ops of the ladder spec.
+func (l *ladderEnv) start(e *Engine) string {
+	l.t.Helper()
+	v, err := e.Start(context.Background(), compile(l.t, ladder), StartOptions{Agent: "ops", Input: "go"})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return v.RunID
+}
+
+// sweep has e take what is due after d more.
+func (l *ladderEnv) sweep(e *Engine, d time.Duration) {
+	l.t.Helper()
+	l.add(d)
+	if _, err := e.ExpireAll(context.Background(), ""); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// approve has by approve run id's call through e.
+func approve(e *Engine, id, by string) error {
+	_, err := e.Decide(context.Background(), Decision{RunID: id, Action: store.Approve, By: by, OSUser: by})
+	return err
+}
+
 // race has engines sweep (ExpireAll) at once, several times each.
 func race(t *testing.T, es ...*Engine) {
 	var wg sync.WaitGroup
@@ -108,28 +133,25 @@ func TestEscalationStepsOnceAcrossRacingEngines(t *testing.T) {
 	ctx := context.Background()
 	l := newLadderEnv(t)
 	a, b := l.engine(), l.engine()
-	v, err := a.Start(ctx, compile(t, ladder), StartOptions{Agent: "ops", Input: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := l.start(a)
 	l.add(14 * time.Minute)
 	race(t, a, b)
-	if got := escalatedSteps(t, a, v.RunID); len(got) != 0 {
+	if got := escalatedSteps(t, a, id); len(got) != 0 {
 		t.Fatalf("before 15m: steps %v", got)
 	}
 	l.add(time.Minute)
 	race(t, a, b)
 	l.add(45 * time.Minute)
 	race(t, a, b)
-	if got := escalatedSteps(t, a, v.RunID); len(got) != 2 || got[0] != 1 || got[1] != 2 {
+	if got := escalatedSteps(t, a, id); len(got) != 2 || got[0] != 1 || got[1] != 2 {
 		t.Fatalf("after 1h: steps %v, want [1 2]", got)
 	}
 	l.add(3 * time.Hour)
 	race(t, a, b)
-	if got := escalatedSteps(t, b, v.RunID); len(got) != 3 || got[2] != 3 {
+	if got := escalatedSteps(t, b, id); len(got) != 3 || got[2] != 3 {
 		t.Fatalf("after 4h: steps %v, want [1 2 3]", got)
 	}
-	d, err := b.Detail(ctx, v.RunID)
+	d, err := b.Detail(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,25 +162,15 @@ func TestEscalationStepsOnceAcrossRacingEngines(t *testing.T) {
 
 // A decision between two steps cancels the rest of the ladder.
 func TestEscalationDecisionCancelsTheRest(t *testing.T) {
-	ctx := context.Background()
 	l := newLadderEnv(t)
 	e := l.engine()
-	v, err := e.Start(ctx, compile(t, ladder), StartOptions{Agent: "ops", Input: "go"})
-	if err != nil {
+	id := l.start(e)
+	l.sweep(e, 20*time.Minute)
+	if err := approve(e, id, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	l.add(20 * time.Minute)
-	if _, err := e.ExpireAll(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, By: "alice", OSUser: "alice"}); err != nil {
-		t.Fatal(err)
-	}
-	l.add(5 * time.Hour)
-	if _, err := e.ExpireAll(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	if got := escalatedSteps(t, e, v.RunID); len(got) != 1 {
+	l.sweep(e, 5*time.Hour)
+	if got := escalatedSteps(t, e, id); len(got) != 1 {
 		t.Fatalf("steps %v, want [1]: the approval ends the ladder", got)
 	}
 }
@@ -170,20 +182,14 @@ func TestEscalationResumesAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	l := newLadderEnv(t)
 	first := l.engine()
-	v, err := first.Start(ctx, compile(t, ladder), StartOptions{Agent: "ops", Input: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.add(30 * time.Minute)
-	if _, err := first.ExpireAll(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := first.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, By: "bob", OSUser: "bob"}); err == nil {
+	id := l.start(first)
+	l.sweep(first, 30*time.Minute)
+	if err := approve(first, id, "bob"); err == nil {
 		t.Fatal("bob approved before the step that adds him")
 	}
 	next := l.engine() // a new process on the same database
 	l.add(time.Hour)
-	d, err := next.Detail(ctx, v.RunID) // reads take no step
+	d, err := next.Detail(ctx, id) // reads take no step
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,19 +197,17 @@ func TestEscalationResumesAfterRestart(t *testing.T) {
 	if esc == nil || esc.Steps[0].At == nil || esc.Next() == nil || esc.Next().Step != 2 || !esc.Next().Due.Equal(l.clock().Add(-30*time.Minute)) {
 		t.Fatalf("show: %+v", esc)
 	}
-	if _, err := next.ExpireAll(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	if got := escalatedSteps(t, next, v.RunID); len(got) != 2 || got[1] != 2 {
+	l.sweep(next, 0)
+	if got := escalatedSteps(t, next, id); len(got) != 2 || got[1] != 2 {
 		t.Fatalf("steps %v, want [1 2]", got)
 	}
-	r, _ := next.store.Run(ctx, v.RunID)
-	calls, _ := next.store.Calls(ctx, v.RunID)
+	r, _ := next.store.Run(ctx, id)
+	calls, _ := next.store.Calls(ctx, id)
 	who, err := next.Deciders(ctx, r, calls[0])
 	if err != nil || who.String() != "alice, bob" {
 		t.Fatalf("deciders %q, %v", who.String(), err)
 	}
-	if _, err := next.Decide(ctx, Decision{RunID: v.RunID, Action: store.Approve, By: "bob", OSUser: "bob"}); err != nil {
+	if err := approve(next, id, "bob"); err != nil {
 		t.Fatalf("bob, added by step 2: %v", err)
 	}
 }

@@ -110,35 +110,21 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 // a worker) and advances the runs it thereby holds; then it takes the
 // due escalation steps (EscalateAll). agent, when set,
 // limits it to trees whose root runs that agent. It returns the ids of
-// the runs it expired calls of.
+// the runs it expired calls of, then of those a step decided a call of.
 func (e *Engine) ExpireAll(ctx context.Context, agent string) ([]string, error) {
 	ids, err := e.store.Expired(ctx, e.now())
 	if err != nil {
 		return nil, err
 	}
-	var done []string
-	for _, id := range ids {
-		r, err := e.store.Run(ctx, id)
+	done, err := e.sweep(ctx, ids, agent, func(r *store.Run) (bool, error) {
+		calls, err := e.store.Calls(ctx, r.ID)
 		if err != nil {
-			return done, err
+			return false, err
 		}
-		if ok, err := e.ofAgent(ctx, r, agent); err != nil || !ok {
-			if err != nil {
-				return done, err
-			}
-			continue
-		}
-		calls, err := e.store.Calls(ctx, id)
-		if err != nil {
-			return done, err
-		}
-		ok, err := e.expire(ctx, r, calls)
-		if err != nil {
-			return done, err
-		}
-		if ok {
-			done = append(done, id)
-		}
+		return e.expire(ctx, r, calls)
+	})
+	if err != nil {
+		return done, err
 	}
 	escalated, err := e.EscalateAll(ctx, agent)
 	return append(done, escalated...), err

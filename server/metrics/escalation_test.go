@@ -25,7 +25,7 @@ func TestEscalationsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := spec.Load([]spec.Source{{Name: "spec.yaml", Data: []byte(`
+	g := compileSpec(t, `
 version: 1
 models:
   script: {provider: scripted, turns: [{toolCalls: [{tool: restart}]}, {text: done}]}
@@ -39,14 +39,7 @@ agents:
       - {after: 1m, remind: true}
       - {after: 2m, addApprovers: [bob]}
       - {after: 3m, decide: decline}
-`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := engine.Compile(s, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	m := New(Options{})
 	e := engine.New(db, engine.Config{Observer: m, Now: clock})
 	if _, err := e.Start(ctx, g, engine.StartOptions{Agent: "oncall", Input: "x"}); err != nil {
@@ -67,4 +60,18 @@ agentctl_escalations_total{kind="remind",step="1"} 1
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "agentctl_escalations_total"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// compileSpec loads and compiles a spec's text.
+func compileSpec(t *testing.T, src string) *engine.Graph {
+	t.Helper()
+	s, err := spec.Load([]spec.Source{{Name: "spec.yaml", Data: []byte(src)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.Compile(s, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

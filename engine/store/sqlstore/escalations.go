@@ -94,10 +94,19 @@ func (s *DB) Escalations(ctx context.Context, runIDs []string) (map[string][]*st
 
 // AwaitingApproval implements store.Store.
 func (s *DB) AwaitingApproval(ctx context.Context) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT DISTINCT run_id FROM calls
+	ids, err := s.runIDs(ctx, `SELECT DISTINCT run_id FROM calls
 		WHERE status IN ('pending', 'interrupted') AND kind = 'approval' ORDER BY run_id`)
 	if err != nil {
 		return nil, fmt.Errorf("calls awaiting approval: %w", err)
+	}
+	return ids, nil
+}
+
+// runIDs returns the one column of ids query q selects.
+func (s *DB) runIDs(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []string
