@@ -158,6 +158,10 @@ type Approval struct {
 	// Action is what the call will do (engine.ActionView), for a call
 	// of an uploaded spec.
 	Action json.RawMessage `json:"action,omitempty"`
+	// Escalation is the call's escalation ladder, each step with when it
+	// is due and when it happened (engine.EscalationView); absent when
+	// it has none.
+	Escalation json.RawMessage `json:"escalation,omitempty"`
 }
 
 // Upload is who uploaded a run's spec to the server, and the spec's

@@ -253,6 +253,8 @@ func fill(v reflect.Value, name string, depth int) {
 	case *json.RawMessage:
 		if name == "gate" && !least {
 			*x = json.RawMessage(`{"verdict":"required","reasons":[{"kind":"condition","detail":"input.service == 'db'"}]}`)
+		} else if name == "escalation" && !least {
+			*x = json.RawMessage(`{"steps":[{"step":1,"after":"15m","kind":"remind","due":"2026-12-05T09:15:00Z","at":"2026-12-05T09:15:01Z"}]}`)
 		} else if name == "action" && !least {
 			*x = json.RawMessage(`{"kind":"exec","summary":"exec restart {{ input.service }}","template":{"command":["restart","{{ input.service }}"]},"rendered":{"command":["restart","nginx"]}}`)
 		} else if !least || name == "args" || name == "result" {

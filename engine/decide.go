@@ -55,6 +55,9 @@ type Decision struct {
 	// database what it did, for up to half a lease: a server answers
 	// outcome_unknown then, rather than wait.
 	Unknown func()
+	// escalated are the escalation steps that happened in the run's
+	// tree, read once the tree is touched: addApprovers widen the policy.
+	escalated []*store.Escalation
 }
 
 // kind is the kind of pending call an action decides; "" for any.
@@ -110,6 +113,9 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error)
 		d.By = d.OSUser
 	}
 	if err := needReason(g, t, targets, d); err != nil {
+		return nil, err
+	}
+	if d.escalated, err = e.firedIn(ctx, t); err != nil {
 		return nil, err
 	}
 	// The approver policy of the run's spec snapshot, for every call

@@ -23,6 +23,7 @@ const (
 	EventError             store.EventType = "error"               // ErrorEvent
 	EventStalled           store.EventType = "stalled"             // StalledEvent
 	EventDecision          store.EventType = "decision"            // DecisionEvent
+	EventEscalated         store.EventType = "escalated"           // EscalatedEvent
 )
 
 // The fields of each event type, as stored in store.Event.Data. Fields

@@ -29,6 +29,15 @@ func (e *Engine) touched(ctx context.Context, id string) (*store.Run, *tree, boo
 	if err != nil {
 		return nil, nil, false, err
 	}
+	took, err := e.escalateTree(ctx, t)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if took {
+		if r, t, err = e.load(ctx, id); err != nil {
+			return nil, nil, false, err
+		}
+	}
 	overdue := due(t.calls, e.now())
 	if len(overdue) == 0 {
 		return r, t, false, nil
@@ -98,42 +107,25 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 }
 
 // ExpireAll declines every overdue call of every run (agentctl expire,
-// a worker) and advances the runs it thereby holds. agent, when set,
+// a worker) and advances the runs it thereby holds; then it takes the
+// due escalation steps (EscalateAll). agent, when set,
 // limits it to trees whose root runs that agent. It returns the ids of
-// the runs it expired calls of.
+// the runs it expired calls of, then of those a step decided a call of.
 func (e *Engine) ExpireAll(ctx context.Context, agent string) ([]string, error) {
 	ids, err := e.store.Expired(ctx, e.now())
 	if err != nil {
 		return nil, err
 	}
-	var done []string
-	for _, id := range ids {
-		r, err := e.store.Run(ctx, id)
+	done, err := e.sweep(ctx, ids, agent, func(r *store.Run) (bool, error) {
+		calls, err := e.store.Calls(ctx, r.ID)
 		if err != nil {
-			return done, err
+			return false, err
 		}
-		if agent != "" {
-			root := r
-			if r.RootID != r.ID {
-				if root, err = e.store.Run(ctx, r.RootID); err != nil {
-					return done, err
-				}
-			}
-			if root.Agent != agent {
-				continue
-			}
-		}
-		calls, err := e.store.Calls(ctx, id)
-		if err != nil {
-			return done, err
-		}
-		ok, err := e.expire(ctx, r, calls)
-		if err != nil {
-			return done, err
-		}
-		if ok {
-			done = append(done, id)
-		}
+		return e.expire(ctx, r, calls)
+	})
+	if err != nil {
+		return done, err
 	}
-	return done, nil
+	escalated, err := e.EscalateAll(ctx, agent)
+	return append(done, escalated...), err
 }

@@ -99,6 +99,9 @@ func (e *Engine) Notifies() bool {
 				return true
 			}
 		}
+		if g.escalationNotifies() {
+			return true
+		}
 	}
 	return false
 }

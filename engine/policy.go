@@ -199,7 +199,11 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 	if err != nil {
 		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
-	d := decidersOf(withOnCall(g.policiesOf(r, c.Tool), c), r.StartedBy)
+	fired, err := e.store.Escalations(ctx, []string{r.ID})
+	if err != nil {
+		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
+	}
+	d := decidersOf(widen(withOnCall(g.policiesOf(r, c.Tool), c), g.escalated(r, c, fired[r.ID])), r.StartedBy)
 	if a, ok := g.agents[r.Agent]; ok {
 		t := a.decl(c.Tool)
 		d.RequireReason = t != nil && t.RequireReason
@@ -280,6 +284,7 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 		}
 		ps[0].approvers = d.Auth.Approvers
 	}
+	ps = widen(ps, g.escalated(r, c, d.escalated))
 	if why := e.refusal(ps, d); why != "" {
 		return why
 	}

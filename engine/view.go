@@ -69,6 +69,9 @@ type PendingView struct {
 	Approvers     []string   `json:"approvers,omitempty"`
 	AlsoApprovers [][]string `json:"alsoApprovers,omitempty"`
 	NotBy         string     `json:"notBy,omitempty"`
+	// Escalation is the call's escalation ladder: what happened, what
+	// is next and when (docs/escalation.md); nil for none.
+	Escalation *EscalationView `json:"escalation,omitempty"`
 }
 
 // MayDecide says who may decide p in words, as Deciders.String does; ""
@@ -302,7 +305,10 @@ func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
 		if err != nil {
 			continue
 		}
-		d := decidersOf(withOnCall(g.policiesOf(r, p.Tool), &store.Call{Gate: gateValue(p.Gate)}), r.StartedBy)
+		fired, c := e.pendingEscalation(ctx, g, r, t, p)
+		withGate := *c
+		withGate.Gate = gateValue(p.Gate)
+		d := decidersOf(widen(withOnCall(g.policiesOf(r, p.Tool), &withGate), g.escalated(r, c, fired)), r.StartedBy)
 		if lists := d.Lists(); len(lists) > 0 {
 			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
 		}

@@ -42,6 +42,7 @@ const (
 	Expired   Type = "expired"   // a waiting call passed its deadline and was declined
 	Completed Type = "completed" // a run completed
 	Failed    Type = "failed"    // a run failed
+	Escalated Type = "escalated" // a step of a waiting call's escalation ladder (a reminder)
 )
 
 // Event returns the Standard Webhooks event type of t, as Body writes it
@@ -49,7 +50,7 @@ const (
 // run.failed; "unknown" for any other Type.
 func (t Type) Event() string {
 	switch t {
-	case Approval, Suspend, Expired:
+	case Approval, Suspend, Expired, Escalated:
 		return "call." + string(t)
 	case Completed, Failed:
 		return "run." + string(t)
@@ -79,6 +80,9 @@ type Message struct {
 	// Command is the CLI command that decides the call, e.g.
 	// "agentctl approve 01J... --call call_1"; "" for completed and failed.
 	Command string
+	// Escalation is the step an escalated notification reports; nil
+	// for other types.
+	Escalation *EscalationStep
 }
 
 // Run is the run a notification is about.
@@ -141,6 +145,8 @@ type (
 		Error   string    `json:"error,omitempty"`
 		URL     string    `json:"url,omitempty"`
 		Command string    `json:"command,omitempty"`
+		// Escalation is the step of an escalated notification.
+		Escalation *EscalationStep `json:"escalation,omitempty"`
 	}
 	bodyRun struct {
 		ID     string   `json:"id"`
@@ -196,6 +202,7 @@ func (m *Message) Body() []byte {
 				Path: nonNil(m.Run.Path), Status: m.Run.Status,
 			},
 			Output: m.Output, Error: m.Error, URL: m.URL, Command: m.Command,
+			Escalation: m.Escalation,
 		},
 	}
 	if c := m.Call; c != nil {
@@ -298,6 +305,8 @@ func (m *Message) Summary() string {
 		return fmt.Sprintf("resume data needed: %s in %s", tool, run)
 	case Expired:
 		return fmt.Sprintf("expired: %s in %s passed its deadline and was declined", tool, run)
+	case Escalated:
+		return fmt.Sprintf("still waiting for approval: %s in %s%s", tool, run, m.escalation())
 	case Completed:
 		return run + " completed"
 	case Failed:

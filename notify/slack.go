@@ -105,6 +105,9 @@ func slackMessageOf(m *Message) slackMessage {
 	if m.Type == Expired {
 		msg.Blocks = append(msg.Blocks, mrkdwnSection("The call passed its deadline and was declined."))
 	}
+	if m.Type == Escalated && m.Escalation != nil {
+		msg.Blocks = append(msg.Blocks, mrkdwnSection(fit("Escalation "+oneLine(m.Escalation.Text(), 1000), slackSectionMax)))
+	}
 	if c := m.Call; c != nil {
 		for _, part := range []struct {
 			label string
@@ -148,6 +151,11 @@ func slackTitle(m *Message) string {
 		return "Resume data needed: " + tool
 	case Expired:
 		return "Expired: " + tool
+	case Escalated:
+		if m.decided() {
+			return "Escalated and decided: " + tool
+		}
+		return "Still waiting for approval: " + tool
 	case Completed:
 		return "Run completed: " + agent
 	case Failed:

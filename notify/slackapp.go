@@ -173,8 +173,8 @@ func actionsOf(m *Message) *slackActions {
 	}
 	var buttons []slackButton
 	switch m.Type {
-	case Approval:
-		if m.Call == nil {
+	case Approval, Escalated:
+		if m.Call == nil || m.decided() {
 			return nil
 		}
 		run := m.Run.RootID // a call's id in a tree names it from its root, where a human sees them all

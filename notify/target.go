@@ -62,7 +62,7 @@ var ErrNoBot = errors.New("posting to a slack channel needs the slack: section o
 var channelPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#?[A-Za-z0-9_-]+$`) })
 
 // Types returns every Type, in the order they are documented.
-func Types() []Type { return []Type{Approval, Suspend, Expired, Completed, Failed} }
+func Types() []Type { return []Type{Approval, Suspend, Expired, Completed, Failed, Escalated} }
 
 // Defaults of a Target.
 const (

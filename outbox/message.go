@@ -22,7 +22,7 @@ func (b *Outbox) message(ctx context.Context, ev *store.Event, ty notify.Type, r
 	}
 	m := &notify.Message{Type: ty, At: ev.At, Run: notify.Run{ID: r.ID, RootID: r.RootID, Agent: r.Agent, Path: path, Status: string(r.Status)}}
 	switch ty {
-	case notify.Approval, notify.Suspend:
+	case notify.Approval, notify.Suspend, notify.Escalated:
 		m.Run.Status = string(store.Suspended) // as of the event, whatever came after
 	case notify.Completed:
 		m.Run.Status, m.Output = string(store.Completed), r.Output
@@ -30,6 +30,9 @@ func (b *Outbox) message(ctx context.Context, ev *store.Event, ty notify.Type, r
 		m.Run.Status, m.Error = string(store.Failed), r.Error
 	}
 	m.URL = b.link(r.ID, callID)
+	if ty == notify.Escalated {
+		m.Escalation = stepOf(ev)
+	}
 	if callID == "" {
 		return m, nil
 	}
@@ -94,7 +97,10 @@ func (b *Outbox) cli() string {
 // shows it, once decided).
 func command(ty notify.Type, cli, runID string, c *store.Call) string {
 	switch ty {
-	case notify.Approval:
+	case notify.Approval, notify.Escalated:
+		if c.Status != store.CallPending {
+			break // decided by its step: shown
+		}
 		return cli + " approve " + runID + " --call " + c.ID
 	case notify.Suspend:
 		return cli + " resume " + runID + " --call " + c.ID + " --data '{...}'"

@@ -176,10 +176,13 @@ func (b *Outbox) notifications(ctx context.Context, ev *store.Event, runs map[st
 	if err != nil {
 		return nil, err
 	}
+	if ty == notify.Escalated {
+		targets = b.escalationTargets(ev, targets)
+	}
 	var out []*store.Notification
 	var m *notify.Message
 	for _, t := range targets {
-		if !t.For(ty) {
+		if !t.For(ty) && (ty != notify.Escalated || !t.For(notify.Approval)) {
 			continue
 		}
 		tj, err := json.Marshal(t)
@@ -246,6 +249,9 @@ func typeOf(ev *store.Event) (notify.Type, string, bool) {
 	case "tool-call-suspended":
 		json.Unmarshal(ev.Data, &f)
 		return notify.Suspend, f.CallID, true
+	case "escalated":
+		json.Unmarshal(ev.Data, &f)
+		return notify.Escalated, f.CallID, true
 	case "decision":
 		if json.Unmarshal(ev.Data, &f) == nil && f.Action == string(store.Expire) {
 			return notify.Expired, f.CallID, true

@@ -98,6 +98,11 @@ func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, 
 		d := c.Deadline
 		a.Deadline = &d
 	}
+	if esc, err := s.eng.Escalation(r.Context(), run, c); err != nil {
+		return a, who, err
+	} else if esc != nil {
+		a.Escalation, _ = json.Marshal(esc)
+	}
 	up, act, err := s.eng.Uploaded(r.Context(), run, c)
 	if err != nil {
 		return a, who, err

@@ -56,6 +56,9 @@ func (d *decoder) file(f *file) {
 			d.spec.Policy.DelegatePos = append(d.spec.Policy.DelegatePos, f.pos(n))
 		}
 	}
+	if n := field(field(f.root, "policy"), "escalation"); n != nil {
+		d.spec.Policy.Escalation = d.escalation(f, n, "policy.escalation")
+	}
 	for _, section := range []string{"models", "tools", "agents"} {
 		for k := range pairs(field(f.root, section)) {
 			if !validName(k.Value) {
@@ -138,6 +141,7 @@ func (d *decoder) check() {
 		d.errs.add(r.pos, "unknown %s %q (%s)", r.kind, r.name, known)
 	}
 	d.cycles()
+	d.escalations()
 	if !d.trusted {
 		d.scripted()
 	}

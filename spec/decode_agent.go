@@ -49,6 +49,7 @@ func (d *decoder) agent(f *file, k, v *yaml.Node) *Agent {
 	}
 	a.ApprovalTimeout = d.duration(f, field(v, "approvalTimeout"), "agents."+a.Name+".approvalTimeout")
 	a.Notify = d.notify(f, field(v, "notify"), "agents."+a.Name+".notify")
+	a.Escalation = d.escalation(f, field(v, "escalation"), "agents."+a.Name+".escalation")
 	return a
 }
 

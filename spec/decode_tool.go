@@ -55,6 +55,7 @@ func (d *decoder) toolPolicy(f *file, v *yaml.Node, t *Tool, path string) {
 	}
 	t.RequireApproval = d.condition(f, field(v, "requireApproval"), path+".requireApproval", approvalVars, map[string]*Schema{"input": t.Input})
 	t.ApprovalTimeout = d.duration(f, field(v, "approvalTimeout"), path+".approvalTimeout")
+	t.Escalation = d.escalation(f, field(v, "escalation"), path+".escalation")
 }
 
 // toolPause decodes when a tool suspends itself or is skipped.

@@ -30,6 +30,9 @@ type Policy struct {
 	Delegates []string
 	// DelegatePos holds where each of Delegates is named.
 	DelegatePos []Pos
+	// Escalation is the ladder of the calls whose tool and agent set
+	// none (Spec.Escalation).
+	Escalation []EscalationStep
 }
 
 // Names are the user and group names the spec gives (groups without
@@ -182,6 +185,9 @@ type Tool struct {
 	// RequireReason: every decision on a call (approve, decline,
 	// resume) gives a reason.
 	RequireReason bool
+	// Escalation is what happens while a call waits: reminders, more
+	// approvers, a final decision; empty: the agent's.
+	Escalation []EscalationStep
 }
 
 // Kind names the kind of the tool's declaration, the toolkit that
@@ -298,6 +304,9 @@ type Agent struct {
 	// Notify are the targets notified of the agent's runs, and of its
 	// sub-agents' runs that have none of their own.
 	Notify []notify.Target
+	// Escalation is the ladder of the agent's calls whose tool sets
+	// none; empty: the policy's.
+	Escalation []EscalationStep
 }
 
 // ResumeTool is the tool offered to a model to extract resume data from a

@@ -153,6 +153,7 @@ func printDetail(a *app, d *engine.RunDetail) {
 		for _, p := range d.Pending {
 			printPending(w, "  ", p, a.expireHint())
 			printDeciders(w, p)
+			printEscalation(w, p.Escalation)
 		}
 	}
 	if len(d.Calls) > 0 {

@@ -209,6 +209,15 @@ func (a Action) Past() string {
 }
 
 // Decision is a decision on a call, kept as an append-only audit record.
+// Escalation is a step of a call's escalation ladder that happened.
+type Escalation struct {
+	RunID  string
+	CallID string
+	Step   int    // its place in the ladder, from 1
+	Kind   string // remind, addApprovers or decide
+	At     time.Time
+}
+
 type Decision struct {
 	RunID  string
 	CallID string
@@ -241,6 +250,10 @@ type Decision struct {
 	// Request, when set, is recorded in the decision's transaction (the
 	// first of a batch that has one): the request that made it.
 	Request *Request
+	// Escalation, when set, is recorded in the decision's transaction:
+	// the step of the call's ladder that made it. Already recorded, the
+	// batch fails with a *ConflictError.
+	Escalation *Escalation
 }
 
 // ForbiddenError reports a decision the approver policy does not allow.
@@ -526,6 +539,20 @@ type Store interface {
 	// marked as work for a worker. A Request whose key is already
 	// recorded fails the batch with ErrRequestSeen.
 	Decide(ctx context.Context, ds []*Decision, lease Lease, ev ...Event) (claimed bool, err error)
+
+	// Escalate records that step x of a pending call's escalation
+	// ladder happened, with its events, in one transaction: only while
+	// the call still waits for approval and the step is not recorded
+	// yet. fired reports whether this call recorded it; of several
+	// processes, one does. A step that decides the call goes through
+	// Decide instead, with Decision.Escalation.
+	Escalate(ctx context.Context, x *Escalation, ev ...Event) (fired bool, err error)
+	// Escalations returns the steps that happened to the calls of the
+	// given runs, by run id, in the order they happened.
+	Escalations(ctx context.Context, runIDs []string) (map[string][]*Escalation, error)
+	// AwaitingApproval returns the ids of the runs with a call waiting
+	// for approval, in order.
+	AwaitingApproval(ctx context.Context) ([]string, error)
 
 	// ClaimStart claims, for lease, one run a worker should advance: a
 	// queued run, a suspended run with decided calls (detached

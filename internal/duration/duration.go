@@ -74,3 +74,16 @@ func (v Value) Set(s string) error {
 
 // Type implements pflag.Value.
 func (v Value) Type() string { return "duration" }
+
+// Short writes d as Format does, without the zero units Go's form ends
+// with: 10m, 2h, 1h30m, 90d.
+func Short(d time.Duration) string {
+	s := Format(d)
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -58,6 +58,7 @@ type Metrics struct {
 	tokens     *prometheus.CounterVec
 	requests   *prometheus.CounterVec
 	durations  *prometheus.HistogramVec
+	escalated  *prometheus.CounterVec
 }
 
 // Buckets of the duration histograms, in seconds: tools and models
@@ -106,8 +107,12 @@ func New(opts Options) *Metrics {
 			Help:    "How long HTTP requests took to answer, by route and status code.",
 			Buckets: httpBuckets,
 		}, []string{"route", "code"}),
+		escalated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentctl_escalations_total",
+			Help: "Steps of escalation ladders this process took, by step (its place in the ladder, from 1) and kind (remind, addApprovers, decide).",
+		}, []string{"step", "kind"}),
 	}
-	m.reg.MustRegister(m.decisions, m.toolCalls, m.modelCalls, m.tokens, m.requests, m.durations,
+	m.reg.MustRegister(m.decisions, m.toolCalls, m.modelCalls, m.tokens, m.requests, m.durations, m.escalated,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Stats != nil {
 		m.reg.MustRegister(newStoreCollector(opts))
@@ -139,7 +144,10 @@ func (c loopCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // Metrics is the engine's Observer.
-var _ engine.Observer = (*Metrics)(nil)
+var (
+	_ engine.Observer           = (*Metrics)(nil)
+	_ engine.EscalationObserver = (*Metrics)(nil)
+)
 
 // Registry returns the registry the metrics are on.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
@@ -154,6 +162,12 @@ func (m *Metrics) Handler() http.Handler {
 // ok or the error class that refused it (forbidden, conflict, ...).
 func (m *Metrics) Decision(action, outcome string) {
 	m.decisions.WithLabelValues(action, outcome).Inc()
+}
+
+// Escalation records a step of an escalation ladder this process took
+// (engine.EscalationObserver).
+func (m *Metrics) Escalation(step int, kind string) {
+	m.escalated.WithLabelValues(strconv.Itoa(step), kind).Inc()
 }
 
 // ToolCall records a tool call that ran for d (engine.Observer).

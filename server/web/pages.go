@@ -41,6 +41,9 @@ type item struct {
 	Edit    string       // the arguments as the edit form shows them
 	ArgsErr []api.Detail // what is wrong with the edited arguments, by pointer
 	Values  url.Values   // what the last attempt sent, to fill the form again
+	// Escalation says what happened on the call's escalation ladder and
+	// what is next; "" for none.
+	Escalation string
 }
 
 // inbox is GET /: every call waiting for a human, filtered by agent and
@@ -89,6 +92,10 @@ func itemOf(a api.Approval, failed *attempt) item {
 	}
 	if a.NotBy != "" {
 		it.Who += "; not " + a.NotBy + ", who started the run (separateDuties)"
+	}
+	var esc engine.EscalationView
+	if len(a.Escalation) > 0 && json.Unmarshal(a.Escalation, &esc) == nil {
+		it.Escalation = esc.Phrase()
 	}
 	if len(a.Gate) > 0 {
 		var g store.Gate

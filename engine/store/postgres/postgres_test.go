@@ -108,6 +108,7 @@ const (
 	requestsTable  = 10 // idempotency keys
 	privateSchema  = 11 // tokens and sessions in agentctl_private
 	workerProblems = 12 // workers.problems
+	escalations    = 13 // the escalation steps that happened
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -129,6 +130,7 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 		privateSchema: `ALTER TABLE agentctl_private.tokens SET SCHEMA public; ALTER TABLE agentctl_private.sessions SET SCHEMA public;
 			DROP SCHEMA agentctl_private`,
 		workerProblems: `ALTER TABLE workers DROP COLUMN problems`,
+		escalations:    `DROP TABLE escalations`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

@@ -515,6 +515,9 @@ var migrations = []string{
 	// What fails in a worker that still works (its wait for work), as of
 	// its last heartbeat: agentctl status says it is degraded.
 	`ALTER TABLE workers ADD COLUMN problems TEXT NOT NULL DEFAULT '';`,
+	// Escalation: the steps of a waiting call's ladder that happened,
+	// each once.
+	sqlstore.EscalationsMigration("TEXT", "INTEGER"),
 }
 
 // resultObjectMigration flags the stored results that have the shape of

@@ -98,6 +98,7 @@ const (
 	codesSchema    = 12 // runs_root without roots, event type codes
 	requestsTable  = 13 // idempotency keys
 	workerProblems = 14 // workers.problems
+	escalations    = 15 // the escalation steps that happened
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -114,6 +115,7 @@ func rewind(t *testing.T, db *DB, v int) {
 			DROP INDEX runs_root; CREATE INDEX runs_root ON runs(root_id, id)`,
 		requestsTable:  `DROP TABLE requests`,
 		workerProblems: `ALTER TABLE workers DROP COLUMN problems`,
+		escalations:    `DROP TABLE escalations`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {

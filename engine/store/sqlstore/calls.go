@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -203,21 +204,12 @@ func (s *DB) Grants(ctx context.Context, runID string) ([]string, error) {
 
 // Expired implements store.Store.
 func (s *DB) Expired(ctx context.Context, now time.Time) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT DISTINCT run_id FROM calls
+	ids, err := s.runIDs(ctx, `SELECT DISTINCT run_id FROM calls
 		WHERE status = 'pending' AND deadline IS NOT NULL AND deadline < ? ORDER BY run_id`, ms(now))
 	if err != nil {
 		return nil, fmt.Errorf("expired calls: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return ids, nil
 }
 
 // Events implements store.Store.
@@ -283,6 +275,11 @@ func (s *DB) Decide(ctx context.Context, ds []*store.Decision, lease store.Lease
 		for _, d := range ds {
 			if d.RunID != runID {
 				return fmt.Errorf("decisions for several runs in one batch")
+			}
+			if d.Escalation != nil {
+				if ok, err := escalate(ctx, tx, d.Escalation, now); err != nil || !ok {
+					return cmp.Or(err, error(&store.ConflictError{RunID: d.RunID, CallID: d.CallID}))
+				}
 			}
 			m, err := decide(ctx, tx, d, now)
 			if err != nil {

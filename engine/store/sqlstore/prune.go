@@ -232,6 +232,7 @@ func (s *DB) deleteRuns(ctx context.Context, tx *txn, runs []prunedRun, keep boo
 		{"notifications", "run_id", &c.Notifications},
 		{"event_rows", "run_id", &c.Events},
 		{"decisions", "run_id", &c.Decisions},
+		{"escalations", "run_id", new(int)},
 		{"calls", "run_id", &c.Calls},
 		{"runs", "root_id IS NOT NULL AND root_id <> id AND id", &c.Runs}, // the children first
 		{"runs", "id", &c.Runs},

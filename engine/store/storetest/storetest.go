@@ -95,6 +95,7 @@ func Run(t *testing.T, b Backend) {
 		{"AuditTree", testAuditTree},
 		{"AnyText", testAnyText},
 		{"Requests", testRequests}, {"RetryVotes", testRetryVotes},
+		{"Escalations", testEscalations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
