@@ -210,10 +210,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 			}
 		}
 	}()
-	log := slog.New(slog.NewJSONHandler(a.stderr, nil))
-	if f.dev { // a person reads it at a terminal, beside the banner
-		log = slog.New(slog.NewTextHandler(a.stderr, nil))
-	}
+	log := a.serveLog(f.dev)
 	if a.dbPath == "" {
 		a.dbPath = cfg.DB
 	}
@@ -426,4 +423,13 @@ func writeAtomic(path, text string) error {
 		return fmt.Errorf("ready file: %w", err)
 	}
 	return nil
+}
+
+// serveLog is the server's log on stderr: JSON lines for a collector;
+// with --dev, text for the person at the terminal, beside the banner.
+func (a *app) serveLog(dev bool) *slog.Logger {
+	if dev {
+		return slog.New(slog.NewTextHandler(a.stderr, nil))
+	}
+	return slog.New(slog.NewJSONHandler(a.stderr, nil))
 }
