@@ -10,20 +10,20 @@ import (
 // GET /v1/audit lists it: -o csv has the same fields, in this order, and
 // -o text the same values.
 type AuditEntry struct {
-	At      time.Time `json:"at"`
-	RunID   string    `json:"runId"`
-	RootID  string    `json:"rootId"`
-	Agent   string    `json:"agent"`
-	CallID  string    `json:"callId"`
-	Tool    string    `json:"tool"`
-	Action  string    `json:"action"`
-	By      string    `json:"by"`
-	OSUser  string    `json:"osUser"`
-	Via     string    `json:"via"` // "cli" for a decision made on the database
-	Reason  string    `json:"reason"`
-	Edited  bool      `json:"edited"` // an approval changed the arguments
-	Resumed bool      `json:"resumed"`
-	Path    []string  `json:"path"` // the agents from the root's to the run's
+	At      time.Time    `json:"at"`
+	RunID   string       `json:"runId"`
+	RootID  string       `json:"rootId"`
+	Agent   string       `json:"agent"`
+	CallID  string       `json:"callId"`
+	Tool    string       `json:"tool"`
+	Action  store.Action `json:"action"`
+	By      string       `json:"by"`
+	OSUser  string       `json:"osUser"`
+	Via     string       `json:"via"` // "cli" for a decision made on the database
+	Reason  string       `json:"reason"`
+	Edited  bool         `json:"edited"` // an approval changed the arguments
+	Resumed bool         `json:"resumed"`
+	Path    []string     `json:"path"` // the agents from the root's to the run's
 }
 
 // AuditEntries are decisions as audit prints them.
@@ -39,7 +39,7 @@ func AuditEntries(ds []*store.Audited) []AuditEntry {
 			path = []string{d.Agent}
 		}
 		entries = append(entries, AuditEntry{At: d.At.UTC(), RunID: d.RunID, RootID: d.RootID, Agent: d.Agent, CallID: d.CallID, Tool: d.Tool,
-			Action: string(d.Action), By: d.By, OSUser: d.OSUser, Via: via, Reason: d.Reason, Edited: len(d.ArgsAfter) > 0, Resumed: len(d.Data) > 0,
+			Action: d.Action, By: d.By, OSUser: d.OSUser, Via: via, Reason: d.Reason, Edited: len(d.ArgsAfter) > 0, Resumed: len(d.Data) > 0,
 			Path: path})
 	}
 	return entries

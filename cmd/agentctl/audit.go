@@ -18,9 +18,9 @@ const auditHelp = `Export the decisions made across runs: who approved, declined
 resumed, retried, resolved or was refused what, when, how they were
 identified (via: the CLI on the database, or the server's socket,
 token, proxy or slack), with the run's agent and the call's tool, in the
-order they were made. It only reads the database (or asks the server). The decisions of runs
-agentctl prune --keep-audit deleted come from their tombstones, in time
-order with the others.
+order they were made. It only reads the database (or asks the server).
+The decisions of runs agentctl prune --keep-audit deleted come from
+their tombstones, in time order with the others.
 
 --agent NAME takes the decisions in the runs of NAME and in the runs
 below them: a supervisor's sub-agents', at any depth, each with its
@@ -118,7 +118,7 @@ func (a *app) printAudit(out string, entries []api.AuditEntry) error {
 		w := csv.NewWriter(a.stdout)
 		w.Write([]string{"at", "run_id", "root_id", "agent", "call_id", "tool", "action", "by", "os_user", "via", "reason", "edited", "resumed", "path"})
 		for _, e := range entries {
-			w.Write([]string{e.At.Format(time.RFC3339Nano), e.RunID, e.RootID, csvSafe(e.Agent), csvSafe(e.CallID), csvSafe(e.Tool), e.Action,
+			w.Write([]string{e.At.Format(time.RFC3339Nano), e.RunID, e.RootID, csvSafe(e.Agent), csvSafe(e.CallID), csvSafe(e.Tool), string(e.Action),
 				csvSafe(e.By), csvSafe(e.OSUser), csvSafe(e.Via), csvSafe(e.Reason), fmt.Sprint(e.Edited), fmt.Sprint(e.Resumed), csvSafe(strings.Join(e.Path, " > "))})
 		}
 		w.Flush()
