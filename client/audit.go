@@ -38,7 +38,7 @@ func (c *Client) Audit(ctx context.Context, f store.AuditFilter) ([]api.AuditEnt
 			return nil, err
 		}
 		out = append(out, page.Items...)
-		if page.Next == "" || len(page.Items) == 0 {
+		if page.Next == "" || len(page.Items) == 0 || page.Next == q.Get("cursor") {
 			return out, nil
 		}
 		q.Set("cursor", page.Next)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -13,8 +14,6 @@ import (
 
 // audit is GET /v1/audit: the decisions across runs, in the order they
 // were made, as agentctl audit -o json prints them, a page at a time.
-// The cursor is the count of decisions listed before the page: pruning
-// runs between two pages may repeat or skip a decision at the border.
 func (s *Server) audit(w http.ResponseWriter, r *http.Request, _ *Principal) error {
 	as, ok := s.store.(store.AuditStore)
 	if !ok {
@@ -28,22 +27,18 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, _ *Principal) err
 	if err != nil {
 		return err
 	}
-	skip := 0
-	if c := r.URL.Query().Get("cursor"); c != "" {
-		if skip, err = strconv.Atoi(c); err != nil || skip < 0 {
-			return invalid(fmt.Sprintf("cursor %q: not a cursor of this list: give the previous page's next", c),
-				api.Detail{Pointer: "/cursor", Message: "not a cursor"})
-		}
-	}
-	f.Limit = skip + n + 1 // one more: is there a next page?
+	f.Limit, f.After = n+1, r.URL.Query().Get("cursor") // one more: is there a next page?
 	ds, err := as.Audit(r.Context(), f)
+	if errors.Is(err, store.ErrBadCursor) {
+		return invalid(fmt.Sprintf("cursor %q: not a cursor of this list: give the previous page's next", f.After),
+			api.Detail{Pointer: "/cursor", Message: "not a cursor"})
+	}
 	if err != nil {
 		return err
 	}
-	ds = ds[min(skip, len(ds)):]
 	out := api.List[api.AuditEntry]{}
 	if len(ds) > n {
-		ds, out.Next = ds[:n], strconv.Itoa(skip+n)
+		ds, out.Next = ds[:n], ds[n-1].Cursor
 	}
 	out.Items = api.AuditEntries(ds)
 	writeJSON(w, http.StatusOK, out)
