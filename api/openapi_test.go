@@ -57,6 +57,7 @@ func TestRoutes(t *testing.T) {
 		"POST /v1/runs/{id}/approve", "POST /v1/runs/{id}/decline", "POST /v1/runs/{id}/resume",
 		"POST /v1/runs/{id}/retry", "POST /v1/runs/{id}/resolve", "POST /v1/runs/{id}/continue", "POST /v1/runs/{id}/send",
 		"GET /v1/approvals", "GET /v1/runs/{id}/events", "GET /v1/events", "GET /v1/whoami", "GET /v1/openapi.json",
+		"GET /v1/audit", "GET /v1/status",
 		"GET /healthz", "GET /readyz", "GET /metrics",
 	} {
 		method, path, _ := strings.Cut(r, " ")
@@ -83,6 +84,10 @@ var schemaTypes = map[string]any{
 	"DecisionRequest": api.DecisionRequest{},
 	"SendRequest":     api.SendRequest{},
 	"Whoami":          api.Whoami{},
+	"AuditEntry":      api.AuditEntry{},
+	"AuditList":       api.List[api.AuditEntry]{},
+	"Status":          api.Status{},
+	"StatusWorker":    api.StatusWorker{},
 	"Error":           api.Error{},
 	"ErrorDetail":     api.Detail{},
 	"ErrorBody":       api.ErrorBody{},

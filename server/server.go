@@ -239,6 +239,8 @@ func (s *Server) routes() {
 	s.route("GET /v1/approvals", "", s.approvals)
 	s.route("GET /v1/runs/{id}/events", RoleReader, s.runEvents)
 	s.route("GET /v1/events", RoleReader, s.allEvents)
+	s.route("GET /v1/audit", RoleReader, s.audit)
+	s.route("GET /v1/status", RoleReader, s.status)
 	s.mux.HandleFunc("/v1/", s.public("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &apiError{body: apiErr404("no such route: " + r.Method + " " + r.URL.Path), status: http.StatusNotFound})
 	}))

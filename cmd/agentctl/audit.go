@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/internal/duration"
 )
@@ -17,9 +18,9 @@ const auditHelp = `Export the decisions made across runs: who approved, declined
 resumed, retried, resolved or was refused what, when, how they were
 identified (via: the CLI on the database, or the server's socket,
 token, proxy or slack), with the run's agent and the call's tool, in the
-order they were made. It only reads the database. The decisions of runs
-agentctl prune --keep-audit deleted come from their tombstones, in time
-order with the others.
+order they were made. It only reads the database (or asks the server).
+The decisions of runs agentctl prune --keep-audit deleted come from
+their tombstones, in time order with the others.
 
 --agent NAME takes the decisions in the runs of NAME and in the runs
 below them: a supervisor's sub-agents', at any depth, each with its
@@ -37,29 +38,10 @@ Examples:
   agentctl audit --since 2026-11-01 --until 2026-12-01 -o csv > november.csv
   agentctl audit --agent oncall -o json`
 
-// auditEntry is one decision as audit -o json prints it: -o csv has
-// the same fields, in this order, and -o text the same values.
-type auditEntry struct {
-	At      time.Time `json:"at"`
-	RunID   string    `json:"runId"`
-	RootID  string    `json:"rootId"`
-	Agent   string    `json:"agent"`
-	CallID  string    `json:"callId"`
-	Tool    string    `json:"tool"`
-	Action  string    `json:"action"`
-	By      string    `json:"by"`
-	OSUser  string    `json:"osUser"`
-	Via     string    `json:"via"` // "cli" for a decision made on the database
-	Reason  string    `json:"reason"`
-	Edited  bool      `json:"edited"` // an approval changed the arguments
-	Resumed bool      `json:"resumed"`
-	Path    []string  `json:"path"` // the agents from the root's to the run's
-}
-
 func (a *app) auditCmd() *cobra.Command {
 	var since, until, agent, out string
 	var rootOnly bool
-	cmd := &cobra.Command{
+	cmd := remoteOK(&cobra.Command{
 		Use:   "audit [--since T] [--until T] [--agent NAME] [-o text|json|csv]",
 		Short: "Export the decisions made across runs",
 		Long:  auditHelp,
@@ -82,6 +64,13 @@ func (a *app) auditCmd() *cobra.Command {
 			default:
 				return usageErr(fmt.Errorf("-o %q: want text, json or csv", out))
 			}
+			if a.remote != nil {
+				entries, err := a.remote.Audit(cmd.Context(), f)
+				if err != nil {
+					return a.remoteErr(err, format(out))
+				}
+				return a.printAudit(out, entries)
+			}
 			a.dbOpts.ReadOnly = true // reads only read
 			db, err := a.store(cmd.Context())
 			if err != nil {
@@ -91,9 +80,9 @@ func (a *app) auditCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printAudit(out, ds)
+			return a.printAudit(out, api.AuditEntries(ds))
 		},
-	}
+	})
 	cmd.Flags().StringVar(&since, "since", "", "only decisions made at or after `T` (RFC 3339, a date, or a duration back: 30d)")
 	cmd.Flags().StringVar(&until, "until", "", "only decisions made before `T`")
 	cmd.Flags().StringVar(&agent, "agent", "", "only decisions in runs of agent `NAME` and in the runs below them (its sub-agents')")
@@ -120,21 +109,8 @@ func pointInTime(flag, v string, now time.Time) (time.Time, error) {
 	return time.Time{}, usageErr(fmt.Errorf("%s %q: want a time (2026-11-01T09:00:00Z), a date (2026-11-01) or a duration back from now (30d, 12h)", flag, v))
 }
 
-func (a *app) printAudit(out string, ds []*store.Audited) error {
-	entries := make([]auditEntry, 0, len(ds))
-	for _, d := range ds {
-		via := d.Via
-		if via == "" {
-			via = "cli"
-		}
-		path := d.Path
-		if len(path) == 0 {
-			path = []string{d.Agent}
-		}
-		entries = append(entries, auditEntry{At: d.At.UTC(), RunID: d.RunID, RootID: d.RootID, Agent: d.Agent, CallID: d.CallID, Tool: d.Tool,
-			Action: string(d.Action), By: d.By, OSUser: d.OSUser, Via: via, Reason: d.Reason, Edited: len(d.ArgsAfter) > 0, Resumed: len(d.Data) > 0,
-			Path: path})
-	}
+// printAudit prints decisions as -o out says.
+func (a *app) printAudit(out string, entries []api.AuditEntry) error {
 	switch out {
 	case "json":
 		return writeJSON(a.stdout, entries)
@@ -142,7 +118,7 @@ func (a *app) printAudit(out string, ds []*store.Audited) error {
 		w := csv.NewWriter(a.stdout)
 		w.Write([]string{"at", "run_id", "root_id", "agent", "call_id", "tool", "action", "by", "os_user", "via", "reason", "edited", "resumed", "path"})
 		for _, e := range entries {
-			w.Write([]string{e.At.Format(time.RFC3339Nano), e.RunID, e.RootID, csvSafe(e.Agent), csvSafe(e.CallID), csvSafe(e.Tool), e.Action,
+			w.Write([]string{e.At.Format(time.RFC3339Nano), e.RunID, e.RootID, csvSafe(e.Agent), csvSafe(e.CallID), csvSafe(e.Tool), string(e.Action),
 				csvSafe(e.By), csvSafe(e.OSUser), csvSafe(e.Via), csvSafe(e.Reason), fmt.Sprint(e.Edited), fmt.Sprint(e.Resumed), csvSafe(strings.Join(e.Path, " > "))})
 		}
 		w.Flush()

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentctl/agentctl/engine"
-	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/api"
 	"github.com/agentctl/agentctl/engine/store/backend"
+	"github.com/agentctl/agentctl/server"
 	"github.com/agentctl/agentctl/toolkits"
 )
 
@@ -25,34 +25,17 @@ other workers take its runs over without waiting for its leases. A
 worker alive whose wait for work fails (its LISTEN connection to
 PostgreSQL) is degraded: it looks for work every second meanwhile.
 
+Through a server, the database line names its kind (sqlite or
+postgres) and the server, never its path or URL; a worker is dead when
+its process is provably gone on the server's host.
+
 Examples:
   agentctl status
   agentctl status --db postgres://agentctl@db/agentctl -o json`
 
-// statusView is agentctl status -o json.
-type statusView struct {
-	Database      string       `json:"database"` // the database in use, its password masked
-	Workers       []workerView `json:"workers"`
-	Leases        int          `json:"leases"`
-	Queued        int          `json:"queued"`
-	Pending       int          `json:"pending"`
-	Overdue       int          `json:"overdue"` // of the pending calls, those past their deadline
-	OldestPending *time.Time   `json:"oldestPending,omitempty"`
-	// OldestPendingAge is how long the oldest has waited, in seconds.
-	OldestPendingAge *float64 `json:"oldestPendingAgeSeconds,omitempty"`
-}
-
-type workerView struct {
-	store.Worker
-	Alive bool `json:"alive"`
-	// Dead: its process is provably gone (engine.HolderDead), on this
-	// host; it is not alive either.
-	Dead bool `json:"dead"`
-}
-
 func (a *app) statusCmd() *cobra.Command {
 	var out format
-	cmd := &cobra.Command{
+	cmd := remoteOK(&cobra.Command{
 		Use:   "status",
 		Short: "Show workers, leases, the queue and the oldest pending approval",
 		Long:  statusHelp,
@@ -63,6 +46,14 @@ func (a *app) statusCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.remote != nil {
+				v, err := a.remote.Status(cmd.Context())
+				if err != nil {
+					return a.remoteErr(err, out)
+				}
+				v.Server = a.remote.Server()
+				return a.printStatus(out, v, time.Now())
+			}
 			a.dbOpts.ReadOnly = true // reads only read: see docs/architecture.md
 			db, err := a.store(cmd.Context())
 			if err != nil {
@@ -74,55 +65,63 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			now := time.Now()
 			path, _ := dbPath(a.dbPath) // as given: an empty database reads as one in memory
-			v := statusView{Database: backend.Redact(path), Workers: []workerView{}, Leases: q.Leases, Queued: q.Queued, Pending: q.Pending, Overdue: q.Overdue}
-			if !q.OldestPending.IsZero() {
-				age := now.Sub(q.OldestPending).Seconds()
-				v.OldestPending, v.OldestPendingAge = &q.OldestPending, &age
-			}
-			alive := 0
-			for _, w := range q.Workers {
-				wv := workerView{Worker: w, Dead: engine.HolderDead(w.ID)}
-				wv.Alive = w.Alive(now) && !wv.Dead
-				if wv.Alive {
-					alive++
-				}
-				v.Workers = append(v.Workers, wv)
-			}
-			if out == "json" {
-				return writeJSON(a.stdout, v)
-			}
-			fmt.Fprintf(a.stdout, "database %s\n", v.Database)
-			fmt.Fprintf(a.stdout, "workers  %d alive\n", alive)
-			for _, w := range v.Workers {
-				state := "alive"
-				switch {
-				case w.Alive && w.Problems != "":
-					state = "alive, degraded: " + oneLine(w.Problems, 300)
-				case w.Dead:
-					state = "dead (its process is gone)"
-				case !w.Alive:
-					state = "gone (no heartbeat since " + stamp(w.Seen) + ")"
-				}
-				agent := w.Agent
-				if agent == "" {
-					agent = "all agents"
-				}
-				fmt.Fprintf(a.stdout, "  %s  %s pid %d  %s  concurrency %d  %d %s  since %s  %s\n",
-					w.ID, w.Host, w.PID, agent, w.Concurrency, w.Done, plural(w.Done, "run", "runs"), stamp(w.Started), state)
-			}
-			fmt.Fprintf(a.stdout, "leases   %d %s held\n", v.Leases, plural(v.Leases, "run", "runs"))
-			fmt.Fprintf(a.stdout, "queue    %d %s waiting for a worker\n", v.Queued, plural(v.Queued, "run", "runs"))
-			if v.OldestPending != nil {
-				fmt.Fprintf(a.stdout, "pending  %d %s waiting for a human%s, the oldest since %s (%s)\n",
-					v.Pending, plural(v.Pending, "call", "calls"), a.overdue(v.Overdue), stamp(*v.OldestPending), now.Sub(*v.OldestPending).Round(time.Second))
-			} else {
-				fmt.Fprintln(a.stdout, "pending  no call waits for a human")
-			}
-			return nil
+			v := server.StatusOf(backend.Redact(path), q, now)
+			return a.printStatus(out, &v, now)
 		},
-	}
+	})
 	addFormatFlag(cmd, &out)
 	return cmd
+}
+
+// printStatus prints a status as -o out says; through a server, the
+// database line names its kind and the server.
+func (a *app) printStatus(out format, v *api.Status, now time.Time) error {
+	if out == "json" {
+		return writeJSON(a.stdout, v)
+	}
+	if v.Server != "" {
+		fmt.Fprintf(a.stdout, "database %s, through the server %s\n", v.Database, v.Server)
+	} else {
+		fmt.Fprintf(a.stdout, "database %s\n", v.Database)
+	}
+	alive := 0
+	for _, w := range v.Workers {
+		if w.Alive {
+			alive++
+		}
+	}
+	fmt.Fprintf(a.stdout, "workers  %d alive\n", alive)
+	for _, w := range v.Workers {
+		a.printWorker(w)
+	}
+	fmt.Fprintf(a.stdout, "leases   %d %s held\n", v.Leases, plural(v.Leases, "run", "runs"))
+	fmt.Fprintf(a.stdout, "queue    %d %s waiting for a worker\n", v.Queued, plural(v.Queued, "run", "runs"))
+	if v.OldestPending != nil {
+		fmt.Fprintf(a.stdout, "pending  %d %s waiting for a human%s, the oldest since %s (%s)\n",
+			v.Pending, plural(v.Pending, "call", "calls"), a.overdue(v.Overdue), stamp(*v.OldestPending), now.Sub(*v.OldestPending).Round(time.Second))
+	} else {
+		fmt.Fprintln(a.stdout, "pending  no call waits for a human")
+	}
+	return nil
+}
+
+// printWorker prints a worker's line of status.
+func (a *app) printWorker(w api.StatusWorker) {
+	state := "alive"
+	switch {
+	case w.Alive && w.Problems != "":
+		state = "alive, degraded: " + oneLine(w.Problems, 300)
+	case w.Dead:
+		state = "dead (its process is gone)"
+	case !w.Alive:
+		state = "gone (no heartbeat since " + stamp(w.Seen) + ")"
+	}
+	agent := w.Agent
+	if agent == "" {
+		agent = "all agents"
+	}
+	fmt.Fprintf(a.stdout, "  %s  %s pid %d  %s  concurrency %d  %d %s  since %s  %s\n",
+		w.ID, w.Host, w.PID, agent, w.Concurrency, w.Done, plural(w.Done, "run", "runs"), stamp(w.Started), state)
 }
 
 // overdue says how many pending calls are past their deadline, and what
@@ -130,6 +129,9 @@ func (a *app) statusCmd() *cobra.Command {
 func (a *app) overdue(n int) string {
 	if n == 0 {
 		return ""
+	}
+	if a.remote != nil { // expire does not go through a server
+		return fmt.Sprintf(" (%d overdue: the server's workers decline %s)", n, plural(n, "it", "them"))
 	}
 	return fmt.Sprintf(" (%d overdue: %s expire declines %s)", n, a.hintCmd(), plural(n, "it", "them"))
 }

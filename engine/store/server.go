@@ -140,6 +140,11 @@ type AuditFilter struct {
 	// RootOnly keeps Agent to the runs of that agent itself.
 	RootOnly bool
 	Limit    int // 0: no limit
+	// After is a cursor, the Cursor of the last decision of the previous
+	// page: only the decisions listed after it. A cursor the store did
+	// not make is ErrBadCursor. Pruning runs between two pages may
+	// repeat or skip a decision of theirs.
+	After string
 }
 
 // Audited is a decision with what it was about: the agent of its run,
@@ -152,6 +157,9 @@ type Audited struct {
 	// A pruned run's tombstone keeps no path: its root's agent, then its
 	// own when they differ.
 	Path []string
+	// Cursor is where a list that goes on after this decision starts
+	// (AuditFilter.After).
+	Cursor string
 }
 
 // AuditStore reads the audit trail across runs.

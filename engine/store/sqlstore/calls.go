@@ -524,11 +524,15 @@ func conflict(ctx context.Context, tx *txn, runID, callID string) error {
 // Audit implements store.AuditStore: the decisions table's, then the
 // tombstones' of pruned runs, merged in time order.
 func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, error) {
-	q := `SELECT d.run_id, d.call_id, d.action, d.by_name, d.os_user, d.via, d.reason, d.args_before, d.args_after, d.data, d.at,
+	live, kept, err := auditCursor(f.After)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT d.id, d.run_id, d.call_id, d.action, d.by_name, d.os_user, d.via, d.reason, d.args_before, d.args_after, d.data, d.at,
 		r.agent, COALESCE(r.root_id, r.id), COALESCE(c.tool, ''), r.path
 		FROM decisions d JOIN runs r ON r.id = d.run_id
-		LEFT JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id WHERE 1 = 1`
-	var args []any
+		LEFT JOIN calls c ON c.run_id = d.run_id AND c.call_id = d.call_id WHERE d.id > ?`
+	args := []any{live}
 	if !f.Since.IsZero() {
 		q, args = q+` AND d.at >= ?`, append(args, ms(f.Since))
 	}
@@ -552,12 +556,13 @@ func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, 
 	}
 	defer rows.Close()
 	var out []*store.Audited
+	var ids []int64
 	for rows.Next() {
 		var a store.Audited
 		var before, after, data sql.NullString
-		var at int64
+		var at, id int64
 		var path string
-		if err := rows.Scan(&a.RunID, &a.CallID, &a.Action, &a.By, &a.OSUser, &a.Via, &a.Reason, &before, &after, &data, &at,
+		if err := rows.Scan(&id, &a.RunID, &a.CallID, &a.Action, &a.By, &a.OSUser, &a.Via, &a.Reason, &before, &after, &data, &at,
 			&a.Agent, &a.RootID, &a.Tool, &path); err != nil {
 			return nil, fmt.Errorf("audit trail: %w", err)
 		}
@@ -568,7 +573,7 @@ func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, 
 		}
 		a.ArgsBefore, a.ArgsAfter, a.Data = raw(before), raw(after), raw(data)
 		a.At = fromMS(at)
-		out = append(out, &a)
+		out, ids = append(out, &a), append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("audit trail: %w", s.Classify(err))
@@ -579,7 +584,8 @@ func (s *DB) Audit(ctx context.Context, f store.AuditFilter) ([]*store.Audited, 
 	if err != nil {
 		return nil, fmt.Errorf("audit trail: pruned runs: %w", s.Classify(err))
 	}
-	return mergeAudit(out, pruned, f.Limit), nil
+	pruned = pruned[min(kept, len(pruned)):]
+	return mergeAudit(auditLive{out, ids, live}, auditKept{pruned, kept}, f.Limit), nil
 }
 
 // pathHas is the LIKE pattern (escape character !) that finds name

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -501,23 +502,51 @@ func (s *DB) auditTombstones(ctx context.Context, f store.AuditFilter) ([]*store
 	return out, rows.Err()
 }
 
-// mergeAudit merges the live decisions (in the order made) with the
-// tombstones' (in time order), in time order, the first limit (0: all).
-func mergeAudit(live, pruned []*store.Audited, limit int) []*store.Audited {
-	if len(pruned) == 0 {
-		return live
+// auditCursor reads an audit cursor: the id of the last live decision
+// listed, and how many of the tombstones' were.
+func auditCursor(c string) (live int64, kept int, err error) {
+	if c == "" {
+		return 0, 0, nil
 	}
-	out := make([]*store.Audited, 0, len(live)+len(pruned))
-	for len(live) > 0 && len(pruned) > 0 {
-		if pruned[0].At.After(live[0].At) {
-			out, live = append(out, live[0]), live[1:]
+	l, k, ok := strings.Cut(c, ".")
+	live, err1 := strconv.ParseInt(l, 10, 64)
+	kept, err2 := strconv.Atoi(k)
+	if !ok || err1 != nil || err2 != nil || live < 0 || kept < 0 {
+		return 0, 0, fmt.Errorf("audit trail: cursor %q: %w", c, store.ErrBadCursor)
+	}
+	return live, kept, nil
+}
+
+// auditLive are the live decisions (in the order made) with their ids,
+// after the decision with id after.
+type auditLive struct {
+	ds    []*store.Audited
+	ids   []int64
+	after int64
+}
+
+// auditKept are the tombstones' decisions (in time order), after the
+// first skipped.
+type auditKept struct {
+	ds      []*store.Audited
+	skipped int
+}
+
+// mergeAudit merges the live decisions with the tombstones', in time
+// order, the first limit (0: all), each with the cursor after it.
+func mergeAudit(live auditLive, pruned auditKept, limit int) []*store.Audited {
+	out := make([]*store.Audited, 0, len(live.ds)+len(pruned.ds))
+	last, kept := live.after, pruned.skipped
+	i, j := 0, 0
+	for (i < len(live.ds) || j < len(pruned.ds)) && (limit <= 0 || len(out) < limit) {
+		if j == len(pruned.ds) || i < len(live.ds) && pruned.ds[j].At.After(live.ds[i].At) {
+			out, last = append(out, live.ds[i]), live.ids[i]
+			i++
 		} else {
-			out, pruned = append(out, pruned[0]), pruned[1:]
+			out, kept = append(out, pruned.ds[j]), kept+1
+			j++
 		}
-	}
-	out = append(append(out, live...), pruned...)
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+		out[len(out)-1].Cursor = strconv.FormatInt(last, 10) + "." + strconv.Itoa(kept)
 	}
 	return out
 }

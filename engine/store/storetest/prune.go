@@ -283,6 +283,44 @@ func testPruneKeepAudit(e *env) {
 			e.e("audit %+v: %s, %v; want [%s]", c.f, got, err, c.want)
 		}
 	}
+	testAuditPages(e, as)
+}
+
+// testAuditPages: a page at a time (Limit and After), the audit lists
+// the live decisions and the tombstones' as it does whole; a cursor the
+// store did not make is ErrBadCursor.
+func testAuditPages(e *env, as store.AuditStore) {
+	for _, f := range []store.AuditFilter{{Limit: 1}, {Limit: 2}, {Limit: 3, Agent: "oncall", RootOnly: true}} {
+		whole, err := as.Audit(e.ctx, store.AuditFilter{Agent: f.Agent, RootOnly: f.RootOnly})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var got, want []string
+		for _, d := range whole {
+			want = append(want, d.RunID)
+		}
+		for range 10 {
+			page, err := as.Audit(e.ctx, f)
+			if err != nil {
+				e.t.Fatalf("audit %+v: %v", f, err)
+			}
+			for _, d := range page {
+				got = append(got, d.RunID)
+			}
+			if len(page) < f.Limit {
+				break
+			}
+			f.After = page[len(page)-1].Cursor
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			e.e("audit by pages of %d: %v; whole: %v", f.Limit, got, want)
+		}
+	}
+	for _, c := range []string{"x", "1", "-1.0", "1.x"} {
+		if _, err := as.Audit(e.ctx, store.AuditFilter{After: c}); !errors.Is(err, store.ErrBadCursor) {
+			e.e("audit after %q: %v, want ErrBadCursor", c, err)
+		}
+	}
 }
 
 // Batches: each holds at most Batch runs, a tree whole even when it is
