@@ -23,6 +23,8 @@ const (
 	EventError             store.EventType = "error"               // ErrorEvent
 	EventStalled           store.EventType = "stalled"             // StalledEvent
 	EventDecision          store.EventType = "decision"            // DecisionEvent
+	EventRuleMatched       store.EventType = "rule-matched"        // RuleEvent: a policy rule decided a call
+	EventRuleShadow        store.EventType = "rule-shadow"         // RuleEvent: a shadow rule matched, not enforced
 )
 
 // The fields of each event type, as stored in store.Event.Data. Fields

@@ -54,6 +54,7 @@ func (d *decoder) file(f *file) {
 			d.spec.Policy.DelegatePos = append(d.spec.Policy.DelegatePos, f.pos(n))
 		}
 	}
+	d.rules(f)
 	for _, section := range []string{"models", "tools", "agents"} {
 		for k := range pairs(field(f.root, section)) {
 			if !validName(k.Value) {
@@ -136,6 +137,7 @@ func (d *decoder) check() {
 		d.errs.add(r.pos, "unknown %s %q (%s)", r.kind, r.name, known)
 	}
 	d.cycles()
+	d.checkRules()
 	if !d.trusted {
 		d.scripted()
 	}

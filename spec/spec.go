@@ -30,6 +30,12 @@ type Policy struct {
 	Delegates []string
 	// DelegatePos holds where each of Delegates is named.
 	DelegatePos []Pos
+	// Timezone is the zone of rules' now and of freezes' local times;
+	// nil: UTC.
+	Timezone *time.Location
+	// Rules (policy.rules) and Freezes (policy.freezes, checked first)
+	// decide calls before their tools do: see Policy.Match.
+	Rules, Freezes []*Rule
 }
 
 // Names are the user and group names the spec gives (groups without

@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/spec"
+)
+
+// Policy rules (policy.rules, policy.freezes) decide a call at the gate,
+// before its tool does: deny (the call is declined at once, nobody may
+// approve it), require (it waits, under stricter approvers), allow (no
+// human, for the tool's own requireApproval and its agent's
+// requireToolApproval only: a supervisor's requireToolApproval, the
+// run's --require-approval and an uploaded spec's every-call rule still
+// hold). A deny rule is checked again at each approval, at that time: a
+// freeze that starts while a call waits refuses its approval. The
+// decision is recorded in the call's gate (store.Gate.Rule), which
+// Deciders and check read: every channel decides through them.
+
+// RuleCall is a call as rules see it (spec.RuleCall).
+type RuleCall = spec.RuleCall
+
+// ruleCall is call tool (of declaration decl) with args in run r, at
+// time at, as rules see it. The run's labels are in its state.
+func ruleCall(r *store.Run, starter, tool, decl string, args map[string]any, at time.Time) spec.RuleCall {
+	var labels map[string]string
+	if st, err := decodeState(r); err == nil {
+		labels = st.Labels
+	}
+	return spec.RuleCall{Tool: tool, Decl: decl, Agent: r.Agent, Path: r.Path, Input: args,
+		Starter: starter, At: at, Labels: labels}
+}
+
+// Record is what rule match m decided, as a call's gate keeps it.
+func Record(m spec.RuleMatch, at time.Time) store.RuleRecord {
+	r := m.Rule
+	rec := store.RuleRecord{Name: r.Name, Effect: string(r.Effect), Reason: r.Reason, Approvals: r.Approvals,
+		SeparateDuties: r.SeparateDuties, At: at.UTC().Truncate(time.Millisecond)}
+	if !r.Approvers.Empty() {
+		rec.Approvers = append(slices.Clone(r.Approvers.Users), prefixed("group:", r.Approvers.Groups)...)
+	}
+	if m.Err != nil {
+		rec.Error = m.Err.Error()
+	}
+	return rec
+}
+
+// matchRules evaluates the spec's rules for a call of tool t with args
+// in the runner's run, now: the deciding rule (nil: none) and the
+// matching shadow rules.
+func (rn *runner) matchRules(c *store.Call, t *toolNode, args map[string]any) (*store.RuleRecord, []store.RuleRecord) {
+	pol := &rn.g.spec.Policy
+	if len(pol.Rules) == 0 && len(pol.Freezes) == 0 {
+		return nil, nil
+	}
+	at := rn.e.now()
+	m, shadows := pol.Match(ruleCall(rn.r, rn.r.StartedBy, c.Tool, t.decl.Name, args, at))
+	var out []store.RuleRecord
+	for _, s := range shadows {
+		out = append(out, Record(s, at))
+	}
+	if m == nil {
+		return nil, out
+	}
+	rec := Record(*m, at)
+	return &rec, out
+}
+
+// deny declines call c at the gate as rule rec says: the model is told
+// why, and the run goes on.
+func deny(c *store.Call, rec *store.RuleRecord) {
+	c.Status = store.CallDeclined
+	c.Gate = store.Gate{Verdict: store.GateDenied, Reasons: []store.Reason{{Kind: store.ReasonRule, Detail: rec.Name}}, Rule: rec}
+	c.Result = fmt.Sprintf("The tool call was denied by the policy rule %s and was not executed; nobody may approve it. Reason: %s. "+
+		"Do not retry the same call: tell the user, or do something else.", rec.Name, cmp.Or(rec.Reason, "none given"))
+}
+
+// rulePolicy is the policy a require rule recorded on call c adds to
+// those its decision must satisfy, or none.
+func rulePolicy(c *store.Call) []policy {
+	rec := c.Gate.Rule
+	if rec == nil || rec.Effect != string(spec.EffectRequire) || len(rec.Approvers) == 0 && !rec.SeparateDuties {
+		return nil
+	}
+	var a spec.Approvers
+	for _, n := range rec.Approvers {
+		if g, ok := strings.CutPrefix(n, "group:"); ok {
+			a.Groups = append(a.Groups, g)
+		} else {
+			a.Users = append(a.Users, n)
+		}
+	}
+	return []policy{{approvers: a, separate: rec.SeparateDuties, from: "rule " + rec.Name}}
+}
+
+// ruleDenial says why a decision that would run call c of run r is
+// refused by a deny rule now ("" when none applies): a freeze that began
+// while the call waited holds it until the freeze ends. A decline is
+// always allowed.
+func (e *Engine) ruleDenial(g *Graph, r *store.Run, starter string, c *store.Call, d Decision) string {
+	pol := &g.spec.Policy
+	if len(pol.Rules) == 0 && len(pol.Freezes) == 0 || d.Action == store.Decline || d.Action == store.Expire {
+		return ""
+	}
+	if rec := c.Gate.Rule; rec != nil && rec.Effect == string(spec.EffectDeny) {
+		return fmt.Sprintf("call %s was %s: nobody may approve it", c.ID, rec.Phrase())
+	}
+	a, ok := g.agents[r.Agent]
+	if !ok {
+		return ""
+	}
+	decl := c.Tool
+	if t := a.decl(c.Tool); t != nil {
+		decl = t.Name
+	}
+	var args map[string]any
+	_ = json.Unmarshal(c.Args, &args)
+	at := e.now()
+	m, _ := pol.Match(ruleCall(r, starter, c.Tool, decl, args, at))
+	if m == nil || m.Rule.Effect != spec.EffectDeny {
+		return ""
+	}
+	return fmt.Sprintf("%s now: nobody may approve call %s (decline it, or wait until the rule no longer holds)", Record(*m, at).Phrase(), c.ID)
+}
+
+// ruleApprovals is the count of approvals a rule record asks for (0:
+// none, or no rule).
+func ruleApprovals(rec *store.RuleRecord) int {
+	if rec == nil {
+		return 0
+	}
+	return rec.Approvals
+}
+
+// RuleEvent reports what a policy rule decided for a call (rule-matched),
+// or would have decided (rule-shadow).
+type RuleEvent struct {
+	CallID string           `json:"callId"`
+	Rule   store.RuleRecord `json:"rule"`
+	Tool   string           `json:"tool"`
+}
+
+// ruleEvents are the events of the rules recorded on call c's gate.
+func ruleEvents(r *store.Run, c *store.Call) []store.Event {
+	var evs []store.Event
+	if rec := c.Gate.Rule; rec != nil {
+		evs = append(evs, event(r, RuleEvent{CallID: c.ID, Rule: *rec, Tool: c.Tool}))
+	}
+	for _, rec := range c.Gate.Shadow {
+		ev := event(r, RuleEvent{CallID: c.ID, Rule: rec, Tool: c.Tool})
+		ev.Type = EventRuleShadow
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func (RuleEvent) eventType() store.EventType { return EventRuleMatched }
