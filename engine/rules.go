@@ -29,12 +29,8 @@ type RuleCall = spec.RuleCall
 // ruleCall is call tool (of declaration decl) with args in run r, at
 // time at, as rules see it. The run's labels are in its state.
 func ruleCall(r *store.Run, starter, tool, decl string, args map[string]any, at time.Time) spec.RuleCall {
-	var labels map[string]string
-	if st, err := decodeState(r); err == nil {
-		labels = st.Labels
-	}
 	return spec.RuleCall{Tool: tool, Decl: decl, Agent: r.Agent, Path: r.Path, Input: args,
-		Starter: starter, At: at, Labels: labels}
+		Starter: starter, At: at, Labels: labelsOf(r)}
 }
 
 // Record is what rule match m decided, as a call's gate keeps it.
@@ -161,3 +157,78 @@ func ruleEvents(r *store.Run, c *store.Call) []store.Event {
 }
 
 func (RuleEvent) eventType() store.EventType { return EventRuleMatched }
+
+// Verdict is what a spec's policy decides for a sample call (agentctl
+// policy test): the effect, the rule that decided (nil: the tool's own
+// policy), who may decide, and the shadow rules that matched.
+type Verdict struct {
+	Effect string // deny, require or allow
+	Rule   *store.RuleRecord
+	// Approvers are the rule's approvers when it names any, else the
+	// tool's (else its agent's): users and group:NAME.
+	Approvers []string
+	Approvals int // distinct approvals needed: the tool's and the rule's, the larger
+	Shadow    []store.RuleRecord
+	Why       string // in words
+}
+
+// Decide returns what spec s decides for call c of agent c.Agent: its
+// rules first, else the tool's requireApproval and the agent's
+// requireToolApproval. An unknown agent or tool is an error.
+func Decide(s *spec.Spec, c RuleCall) (Verdict, error) {
+	a, ok := s.Agents[c.Agent]
+	if !ok {
+		return Verdict{}, &UnknownError{What: "agent", Name: c.Agent}
+	}
+	c.Decl, _, _ = strings.Cut(c.Tool, ".")
+	t, ok := s.Tools[c.Decl]
+	if !ok || !slices.Contains(a.Tools, c.Decl) {
+		return Verdict{}, &UnknownError{What: "tool of agent " + c.Agent, Name: c.Tool, Known: a.Tools}
+	}
+	if len(c.Path) == 0 {
+		c.Path = []string{c.Agent}
+	}
+	m, shadows := s.Policy.Match(c)
+	v := Verdict{Approvals: t.Approvals}
+	for _, sh := range shadows {
+		v.Shadow = append(v.Shadow, Record(sh, c.At))
+	}
+	own := t.Approvers
+	if own.Empty() {
+		own = a.Approvers
+	}
+	v.Approvers = append(slices.Clone(own.Users), prefixed("group:", own.Groups)...)
+	if m != nil {
+		rec := Record(*m, c.At)
+		v.Rule, v.Effect, v.Why = &rec, m.Rule.Effect.String(), rec.Phrase()
+		if len(rec.Approvers) > 0 {
+			v.Approvers = rec.Approvers
+		}
+		v.Approvals = max(v.Approvals, rec.Approvals)
+	} else {
+		need, err := t.RequireApproval.Eval(map[string]any{"input": c.Input, "run": map[string]any{"id": "", "agent": c.Agent, "step": 1}})
+		switch {
+		case err != nil:
+			v.Effect, v.Why = "require", "no rule matched; the tool's requireApproval failed to evaluate: "+err.Error()
+		case need:
+			v.Effect, v.Why = "require", "no rule matched; the tool's requireApproval holds"
+		case a.RequireToolApproval:
+			v.Effect, v.Why = "require", "no rule matched; the agent's requireToolApproval holds"
+		default:
+			v.Effect, v.Why = "allow", "no rule matched; the tool needs no approval"
+		}
+	}
+	if v.Effect != "require" {
+		v.Approvers, v.Approvals = nil, 0
+	}
+	return v, nil
+}
+
+// labelsOf returns run r's labels (run --label), from its state.
+func labelsOf(r *store.Run) map[string]string {
+	st, err := decodeState(r)
+	if err != nil {
+		return nil
+	}
+	return st.Labels
+}

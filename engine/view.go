@@ -33,6 +33,8 @@ type RunView struct {
 	Usage    Usage    `json:"usage"` // model calls and tokens so far
 	// StartedBy is the OS user who started the run's tree.
 	StartedBy string `json:"startedBy,omitempty"`
+	// Labels are the run's labels (run --label).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Upload is who uploaded the run's spec to a server, and its
 	// digest; absent for a configured spec. Views of one run (show, the
 	// API's run and approvals) carry it.
@@ -173,6 +175,7 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 		RunID: r.ID, Agent: r.Agent, Status: r.Status, Input: r.Input, Output: r.Output, Error: r.Error,
 		Pending: []PendingView{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path, Usage: r.Usage, StartedBy: r.StartedBy,
+		Labels: labelsOf(r),
 	}
 	for _, c := range pending {
 		if c.Kind == store.KindDelegation {

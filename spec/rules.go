@@ -324,3 +324,6 @@ func prefixed(p string, names []string) []string {
 	}
 	return out
 }
+
+// String is the effect's name.
+func (e RuleEffect) String() string { return string(e) }

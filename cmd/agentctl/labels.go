@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -33,4 +35,13 @@ func parseLabels(flags []string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// labelList says labels as KEY=VALUE, by key.
+func labelList(labels map[string]string) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		out = append(out, k+"="+labels[k])
+	}
+	return strings.Join(out, ", ")
 }
