@@ -305,7 +305,7 @@ func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
 		if err != nil {
 			continue
 		}
-		d := decidersOf(g.policiesOf(r, p.Tool), r.StartedBy)
+		d := decidersOf(append(g.policiesOf(r, p.Tool), gatePolicy(p.Gate)...), r.StartedBy)
 		if lists := d.Lists(); len(lists) > 0 {
 			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
 		}
