@@ -284,8 +284,8 @@ func (d *decoder) ruleTime(f *file, n *yaml.Node, path string, loc *time.Locatio
 // type-checks. A rule that reads input and can match no tool is an
 // error: it would never apply.
 func (d *decoder) ruleMatches(r *Rule) {
-	if _, isConst := r.When.IsConst(); isConst && len(r.reads) == 0 {
-		return
+	if len(r.reads) == 0 {
+		return // reads no input: any tool (the condition is checked as written)
 	}
 	var firstErr error
 	r.Matches = []string{}

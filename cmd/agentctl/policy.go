@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/agentctl/agentctl/spec"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,5 +36,16 @@ func printRules(w io.Writer, pad string, g *store.Gate) {
 	}
 	for _, s := range g.Shadow {
 		fmt.Fprintf(w, "%sshadow: would be %s (not enforced)\n", pad, oneLine(s.Phrase(), 300))
+	}
+}
+
+// printRuleMatches says which tools each policy rule can match.
+func printRuleMatches(w io.Writer, s *spec.Spec) {
+	for _, r := range s.Policy.All() {
+		which := "every tool"
+		if r.Matches != nil {
+			which = strings.Join(r.Matches, ", ")
+		}
+		fmt.Fprintf(w, "rule %s (%s) can match: %s\n", r.Name, r.Effect, which)
 	}
 }
