@@ -53,7 +53,7 @@ type Rule struct {
 	// (schemas known at run time) are always candidates.
 	Matches []string
 	// reads are the first-level input fields When reads.
-	reads           []string
+	reads                   []string
 	fromSrc, toSrc, whenSrc *yaml.Node
 	src                     *file
 }

@@ -62,7 +62,9 @@ const (
 )
 
 // Zero reports whether the gate recorded nothing.
-func (g Gate) Zero() bool { return g.Verdict == "" && len(g.Reasons) == 0 && g.Rule == nil && len(g.Shadow) == 0 }
+func (g Gate) Zero() bool {
+	return g.Verdict == "" && len(g.Reasons) == 0 && g.Rule == nil && len(g.Shadow) == 0
+}
 
 // EncodeGate is how a gate is stored: its JSON, "" for none.
 func EncodeGate(g Gate) string {
