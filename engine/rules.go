@@ -57,15 +57,29 @@ func (rn *runner) matchRules(c *store.Call, t *toolNode, args map[string]any) (*
 	}
 	at := rn.e.now()
 	m, shadows := pol.Match(ruleCall(rn.r, rn.r.StartedBy, c.Tool, t.decl.Name, args, at))
+	ro, _ := rn.e.observer.(RuleObserver)
 	var out []store.RuleRecord
 	for _, s := range shadows {
 		out = append(out, Record(s, at))
+		if ro != nil {
+			ro.Rule(s.Rule.Name, string(s.Rule.Effect), true)
+		}
 	}
 	if m == nil {
 		return nil, out
 	}
+	if ro != nil {
+		ro.Rule(m.Rule.Name, string(m.Rule.Effect), false)
+	}
 	rec := Record(*m, at)
 	return &rec, out
+}
+
+// RuleObserver, when the engine's Observer implements it, counts what
+// policy rules decide at the gate: each call a rule denied, required or
+// allowed, and each a shadow rule matched (shadow true).
+type RuleObserver interface {
+	Rule(name, effect string, shadow bool)
 }
 
 // deny declines call c at the gate as rule rec says: the model is told

@@ -58,6 +58,7 @@ type Metrics struct {
 	tokens     *prometheus.CounterVec
 	requests   *prometheus.CounterVec
 	durations  *prometheus.HistogramVec
+	rules      *prometheus.CounterVec // policy rules: rules.go
 }
 
 // Buckets of the duration histograms, in seconds: tools and models
@@ -107,6 +108,7 @@ func New(opts Options) *Metrics {
 			Buckets: httpBuckets,
 		}, []string{"route", "code"}),
 	}
+	m.rules = newRules(m.reg)
 	m.reg.MustRegister(m.decisions, m.toolCalls, m.modelCalls, m.tokens, m.requests, m.durations,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Stats != nil {
