@@ -43,7 +43,10 @@ func printRules(w io.Writer, pad string, g *store.Gate) {
 func printRuleMatches(w io.Writer, s *spec.Spec) {
 	for _, r := range s.Policy.All() {
 		which := "every tool"
-		if r.Matches != nil {
+		switch {
+		case len(r.Tools) > 0:
+			which = strings.Join(r.Tools, ", ")
+		case r.Matches != nil:
 			which = strings.Join(r.Matches, ", ")
 		}
 		fmt.Fprintf(w, "rule %s (%s) can match: %s\n", r.Name, r.Effect, which)
