@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -252,4 +253,32 @@ func labelsOf(r *store.Run) map[string]string {
 		return nil
 	}
 	return st.Labels
+}
+
+// Label limits: how many labels a run takes, and the bytes of a key or
+// a value.
+const (
+	MaxLabels   = 32
+	MaxLabelLen = 256
+)
+
+// checkLabels refuses labels a run may not take (they come from the
+// starter, over the API too): too many, too long, or a key other than
+// letters, digits, '.', '_' and '-'.
+func checkLabels(labels map[string]string) error {
+	if len(labels) > MaxLabels {
+		return usagef("%d labels: a run takes at most %d", len(labels), MaxLabels)
+	}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		bad := strings.IndexFunc(k, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+		})
+		switch {
+		case k == "" || bad >= 0:
+			return usagef("label %q: a key is letters, digits, '.', '_' and '-'", k)
+		case len(k) > MaxLabelLen || len(labels[k]) > MaxLabelLen:
+			return usagef("label %q: a key or value is over %d bytes", k, MaxLabelLen)
+		}
+	}
+	return nil
 }

@@ -48,6 +48,9 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 			return nil, &UnknownError{What: "model", Name: opts.Model, Known: g.modelNames()}
 		}
 	}
+	if err := checkLabels(opts.Labels); err != nil {
+		return nil, err
+	}
 	if err := g.checkModels(a, opts.Model); err != nil {
 		return nil, err
 	}
