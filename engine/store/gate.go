@@ -146,7 +146,7 @@ func (g Gate) Phrase() string {
 	all := strings.Join(why, ", ")
 	switch g.Verdict {
 	case GateRequired:
-		return "required by " + all
+		return "required by " + all + g.ruleReason()
 	case GateGranted:
 		return "approved for the rest of the run (approve --always); would need: " + all
 	case GateDelegation:

@@ -59,3 +59,12 @@ func (r RuleRecord) Phrase() string {
 	}
 	return s
 }
+
+// ruleReason is the reason of the rule that required a call, as
+// " (reason)", or "".
+func (g Gate) ruleReason() string {
+	if g.Rule == nil || g.Rule.Reason == "" {
+		return ""
+	}
+	return " (" + g.Rule.Reason + ")"
+}
