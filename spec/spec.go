@@ -40,7 +40,7 @@ type Policy struct {
 
 // Names are the user and group names the spec gives (groups without
 // their group: prefix), each once: its tools' and agents' approvers,
-// and policy.delegates.
+// policy.delegates, and policy rules' approvers.
 func (s *Spec) Names() []string {
 	var out []string
 	add := func(ns ...string) {
@@ -58,6 +58,10 @@ func (s *Spec) Names() []string {
 	for _, k := range slices.Sorted(maps.Keys(s.Agents)) {
 		add(s.Agents[k].Approvers.Users...)
 		add(s.Agents[k].Approvers.Groups...)
+	}
+	for _, r := range s.Policy.Rules {
+		add(r.Approvers.Users...)
+		add(r.Approvers.Groups...)
 	}
 	return out
 }
