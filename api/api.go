@@ -93,6 +93,8 @@ type StartRequest struct {
 	Input           string `json:"input"`
 	Model           string `json:"model,omitempty"`
 	RequireApproval bool   `json:"requireApproval,omitempty"`
+	// Labels label the run (run --label): policy rules read them.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Spec is YAML text to run instead of the server's specs; only the
 	// configuration's authors may send one.
 	Spec string `json:"spec,omitempty"`

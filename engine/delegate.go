@@ -30,7 +30,7 @@ func (rn *runner) delegate(ctx context.Context, sub *agentNode, c *store.Call) e
 	// was delegated to. The run's --require-approval is in its state; a
 	// supervisor's requireToolApproval is read from the spec, with the
 	// supervisor's policy, at each gate (gating).
-	cst := &state{RequireApproval: st.RequireApproval, MaxDepth: st.MaxDepth, Replay: st.Replay}
+	cst := &state{RequireApproval: st.RequireApproval, MaxDepth: st.MaxDepth, Replay: st.Replay, Labels: st.Labels}
 	if sub.spec.Instructions != "" {
 		cst.Messages = append(cst.Messages, message{Role: "system", Text: sub.spec.Instructions})
 	}

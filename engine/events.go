@@ -24,6 +24,8 @@ const (
 	EventStalled           store.EventType = "stalled"             // StalledEvent
 	EventDecision          store.EventType = "decision"            // DecisionEvent
 	EventEscalated         store.EventType = "escalated"           // EscalatedEvent
+	EventRuleMatched       store.EventType = "rule-matched"        // RuleEvent: a policy rule decided a call
+	EventRuleShadow        store.EventType = "rule-shadow"         // RuleEvent: a shadow rule matched, not enforced
 )
 
 // The fields of each event type, as stored in store.Event.Data. Fields

@@ -70,16 +70,26 @@ func (rn *runner) gate(ctx context.Context, tc toolCallPart, seq int) (*store.Ca
 // the run's --require-approval, unless a human approved the tool for
 // the rest of the run.
 func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args map[string]any) error {
+	rule, shadows := rn.matchRules(c, t, args) // policy rules: engine/rules.go
+	defer func() { c.Gate.Shadow = shadows }()
+	if rule != nil && rule.Effect == string(spec.EffectDeny) {
+		deny(c, rule)
+		return nil
+	}
+	allowed := rule != nil && rule.Effect == string(spec.EffectAllow)
 	v := t.tool.Approval(args, runVars(rn.r))
 	own := store.Reason{Kind: store.ReasonKind(v.Reason), Detail: v.Detail}
 	var why []store.Reason
 	if v.Err != nil {
 		c.GateError = v.Err.Error()
 	}
-	if v.Need {
+	if v.Need && !allowed {
 		why = append(why, own)
 	}
-	if rn.a.spec.RequireToolApproval {
+	if rule != nil && rule.Effect == string(spec.EffectRequire) {
+		why = append(why, store.Reason{Kind: store.ReasonRule, Detail: rule.Name})
+	}
+	if rn.a.spec.RequireToolApproval && !allowed {
 		why = append(why, store.Reason{Kind: store.ReasonAgent})
 	}
 	for _, s := range rn.g.gating(rn.r) {
@@ -93,8 +103,11 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 		why = append(why, store.Reason{Kind: store.ReasonUpload, Detail: up.By})
 	}
 	if len(why) == 0 {
-		if v.Reason != "" {
-			c.Gate = store.Gate{Verdict: store.GateFree, Reasons: []store.Reason{own}}
+		if allowed {
+			own = store.Reason{Kind: store.ReasonRule, Detail: rule.Name}
+		}
+		if v.Reason != "" || allowed {
+			c.Gate = store.Gate{Verdict: store.GateFree, Reasons: []store.Reason{own}, Rule: rule}
 		}
 		return nil
 	}
@@ -102,16 +115,17 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 	if err != nil {
 		return err
 	}
-	if granted && (up == nil || !up.Every) { // an upload's calls each wait: no grant stands in
-		c.Gate = store.Gate{Verdict: store.GateGranted, Reasons: why}
+	// An upload's calls each wait, and a require rule's: no grant stands in.
+	if granted && (up == nil || !up.Every) && (rule == nil || allowed) {
+		c.Gate = store.Gate{Verdict: store.GateGranted, Reasons: why, Rule: rule}
 		return nil
 	}
 	c.Status, c.Kind = store.CallPending, store.KindApproval
-	c.Gate = store.Gate{Verdict: store.GateRequired, Reasons: why}
+	c.Gate = store.Gate{Verdict: store.GateRequired, Reasons: why, Rule: rule}
 	rn.resolveOnCall(ctx, c)
 	c.Deadline = rn.e.deadline(rn.a, t.decl)
-	if t.decl.Approvals > 1 {
-		c.Needed = t.decl.Approvals
+	if n := max(t.decl.Approvals, ruleApprovals(rule)); n > 1 {
+		c.Needed = n
 	}
 	return nil
 }

@@ -67,6 +67,9 @@ func (p policy) whose() string {
 	if p.from == "" {
 		return "approvers"
 	}
+	if strings.HasPrefix(p.from, "rule ") {
+		return "approvers of policy " + p.from
+	}
 	return "approvers of supervisor " + p.from + ", whose requireToolApproval holds the call"
 }
 
@@ -203,7 +206,9 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 	if err != nil {
 		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
-	d := decidersOf(widen(withOnCall(g.policiesOf(r, c.Tool), c), g.escalated(r, c, fired[r.ID])), r.StartedBy)
+	// A require rule's approvers come last: no escalation widens them.
+	ps := append(widen(withOnCall(g.policiesOf(r, c.Tool), c), g.escalated(r, c, fired[r.ID])), rulePolicy(c)...)
+	d := decidersOf(ps, r.StartedBy)
 	if a, ok := g.agents[r.Agent]; ok {
 		t := a.decl(c.Tool)
 		d.RequireReason = t != nil && t.RequireReason
@@ -285,6 +290,10 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 		ps[0].approvers = d.Auth.Approvers
 	}
 	ps = widen(ps, g.escalated(r, c, d.escalated))
+	ps = append(ps, rulePolicy(c)...) // a require rule's approvers (engine/rules.go)
+	if why := e.ruleDenial(g, r, starter, c, d); why != "" {
+		return why
+	}
 	if why := e.refusal(ps, d); why != "" {
 		return why
 	}
@@ -302,7 +311,9 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 		if p.separate {
 			// The starter's own account may not approve for someone else either.
 			of := ""
-			if p.from != "" {
+			if strings.HasPrefix(p.from, "rule ") {
+				of = " of policy " + p.from
+			} else if p.from != "" {
 				of = " of supervisor " + p.from
 			}
 			return fmt.Sprintf("%s started run %s and may not approve its calls, in person or --as another (separateDuties%s)", starter, r.RootID, of)

@@ -16,6 +16,9 @@ type StartOptions struct {
 	Input string
 	// RequireApproval makes every tool call of the run wait for a human.
 	RequireApproval bool
+	// Labels are the run's labels (run --label KEY=VALUE): policy rules
+	// read them.
+	Labels map[string]string
 	// Model, when set, replaces the agent's model for this run.
 	Model string
 	// Detach queues the run for a worker (agentctl worker) instead of
@@ -45,10 +48,13 @@ func (e *Engine) Start(ctx context.Context, g *Graph, opts StartOptions) (*RunVi
 			return nil, &UnknownError{What: "model", Name: opts.Model, Known: g.modelNames()}
 		}
 	}
+	if err := checkLabels(opts.Labels); err != nil {
+		return nil, err
+	}
 	if err := g.checkModels(a, opts.Model); err != nil {
 		return nil, err
 	}
-	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth, Model: opts.Model, Replay: e.replay}
+	st := &state{RequireApproval: opts.RequireApproval, MaxDepth: a.spec.MaxDepth, Model: opts.Model, Replay: e.replay, Labels: opts.Labels}
 	if a.spec.Instructions != "" {
 		st.Messages = append(st.Messages, message{Role: "system", Text: a.spec.Instructions})
 	}

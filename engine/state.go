@@ -30,8 +30,11 @@ type state struct {
 	// Trace is the W3C traceparent of the span the run's first advance
 	// made, when tracing was on: later advances and decisions, in any
 	// process, link to it.
-	Trace    string    `json:"trace,omitempty"`
-	Messages []message `json:"messages"`
+	Trace string `json:"trace,omitempty"`
+	// Labels are the run's labels (run --label), handed down its tree:
+	// what policy rules see as labels.
+	Labels   map[string]string `json:"labels,omitempty"`
+	Messages []message         `json:"messages"`
 }
 
 // Usage counts a run's model calls and tokens.

@@ -157,6 +157,7 @@ func (rn *runner) admit(ctx context.Context, resp *model.Response, streamed time
 		}
 		ans.calls = append(ans.calls, c)
 		ans.evs = append(ans.evs, event(r, ToolCallEvent{CallID: c.ID, Tool: c.Tool, Args: c.Args}))
+		ans.evs = append(ans.evs, ruleEvents(r, c)...)
 		switch {
 		case c.Status == store.CallPending:
 			fields := ToolCallApproval{CallID: c.ID, Tool: c.Tool, Args: c.Args, Gate: c.Gate, GateError: c.GateError}

@@ -33,6 +33,8 @@ type RunView struct {
 	Usage    Usage    `json:"usage"` // model calls and tokens so far
 	// StartedBy is the OS user who started the run's tree.
 	StartedBy string `json:"startedBy,omitempty"`
+	// Labels are the run's labels (run --label).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Upload is who uploaded the run's spec to a server, and its
 	// digest; absent for a configured spec. Views of one run (show, the
 	// API's run and approvals) carry it.
@@ -176,6 +178,7 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 		RunID: r.ID, Agent: r.Agent, Status: r.Status, Input: r.Input, Output: r.Output, Error: r.Error,
 		Pending: []PendingView{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		RootID: r.RootID, ParentID: r.ParentID, Path: r.Path, Usage: r.Usage, StartedBy: r.StartedBy,
+		Labels: labelsOf(r),
 	}
 	for _, c := range pending {
 		if c.Kind == store.KindDelegation {
@@ -308,7 +311,8 @@ func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
 		fired, c := e.pendingEscalation(ctx, g, r, t, p)
 		withGate := *c
 		withGate.Gate = gateValue(p.Gate)
-		d := decidersOf(widen(withOnCall(g.policiesOf(r, p.Tool), &withGate), g.escalated(r, c, fired)), r.StartedBy)
+		ps := widen(withOnCall(g.policiesOf(r, p.Tool), &withGate), g.escalated(r, c, fired))
+		d := decidersOf(append(ps, gatePolicy(p.Gate)...), r.StartedBy)
 		if lists := d.Lists(); len(lists) > 0 {
 			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
 		}

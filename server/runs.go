@@ -201,7 +201,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p *Principal) 
 		return err
 	}
 	opts := engine.StartOptions{Agent: req.Agent, Input: req.Input, RequireApproval: req.RequireApproval, Model: req.Model,
-		Detach: req.Detach, StartedBy: p.Name, Request: requestOf(r.Context())}
+		Detach: req.Detach, Labels: req.Labels, StartedBy: p.Name, Request: requestOf(r.Context())}
 	id, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
 		opts.Created = committed
 		v, err := s.eng.Start(ctx, g, opts)

@@ -59,6 +59,7 @@ func (d *decoder) file(f *file) {
 	if n := field(field(f.root, "policy"), "escalation"); n != nil {
 		d.spec.Policy.Escalation = d.escalation(f, n, "policy.escalation")
 	}
+	d.rules(f)
 	for _, section := range []string{"models", "tools", "agents"} {
 		for k := range pairs(field(f.root, section)) {
 			if !validName(k.Value) {
@@ -142,6 +143,7 @@ func (d *decoder) check() {
 	}
 	d.cycles()
 	d.escalations()
+	d.checkRules()
 	if !d.trusted {
 		d.scripted()
 	}

@@ -33,11 +33,17 @@ type Policy struct {
 	// Escalation is the ladder of the calls whose tool and agent set
 	// none (Spec.Escalation).
 	Escalation []EscalationStep
+	// Timezone is the zone of rules' now and of freezes' local times;
+	// nil: UTC.
+	Timezone *time.Location
+	// Rules (policy.rules) and Freezes (policy.freezes, checked first)
+	// decide calls before their tools do: see Policy.Match.
+	Rules, Freezes []*Rule
 }
 
 // Names are the user and group names the spec gives (groups without
 // their group: prefix), each once: its tools' and agents' approvers,
-// and policy.delegates.
+// policy.delegates, and policy rules' approvers.
 func (s *Spec) Names() []string {
 	var out []string
 	add := func(ns ...string) {
@@ -60,6 +66,10 @@ func (s *Spec) Names() []string {
 		add(o.Fallback.Users...)
 		add(o.Fallback.Groups...)
 		add(slices.Sorted(maps.Values(o.Users))...)
+	}
+	for _, r := range s.Policy.Rules {
+		add(r.Approvers.Users...)
+		add(r.Approvers.Groups...)
 	}
 	return out
 }

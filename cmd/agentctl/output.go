@@ -173,6 +173,7 @@ func printPending(w io.Writer, prefix string, p engine.PendingView, expire strin
 	if p.GateError != "" {
 		fmt.Fprintf(w, "%sapproval required because requireApproval failed: %s\n", pad, p.GateError)
 	}
+	printRules(w, pad, p.Gate)
 	printAction(w, pad, p.Action)
 }
 

@@ -196,6 +196,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.manCmd(),
 		a.auditCmd(),
 		a.pruneCmd(),
+		a.policyCmd(),
 	)
 	root.Version = versionOf().Version
 	root.SetVersionTemplate("agentctl {{.Version}}\n")

@@ -17,6 +17,7 @@ func (a *app) runCmd() *cobra.Command {
 	var (
 		files                   []string
 		input                   string
+		labels                  []string
 		requireApproval, detach bool
 		interactive             bool
 		modelName               string
@@ -63,9 +64,13 @@ do (a spec's exec tools run on the server's host).`,
 			if strings.TrimSpace(input) == "" {
 				return usageErr(errors.New("run: no input: pass --input TEXT or pipe it on standard input"))
 			}
+			runLabels, err := parseLabels(labels)
+			if err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			if a.remote != nil {
-				req := api.StartRequest{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach}
+				req := api.StartRequest{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach, Labels: runLabels}
 				return a.remoteStart(ctx, files, req, &out)
 			}
 			s, err := a.loadSpec(files)
@@ -80,7 +85,7 @@ do (a spec's exec tools run on the server's host).`,
 			if err != nil {
 				return inputErr(err)
 			}
-			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach, StartedBy: osUser()})
+			v, err := e.Start(ctx, g, engine.StartOptions{Agent: argv[0], Input: input, RequireApproval: requireApproval, Model: modelName, Detach: detach, StartedBy: osUser(), Labels: runLabels})
 			if err == nil && detach {
 				return a.detached(&out, v, "queued; a worker runs it (agentctl worker)")
 			}
@@ -96,6 +101,7 @@ do (a spec's exec tools run on the server's host).`,
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "spec file or directory (repeatable)")
 	cmd.Flags().StringVar(&input, "input", "", "the user's message (default: standard input)")
 	cmd.Flags().BoolVar(&requireApproval, "require-approval", false, "every tool call of this run waits for a human")
+	cmd.Flags().StringArrayVar(&labels, "label", nil, "label the run `KEY=VALUE` (repeatable): policy rules read labels")
 	cmd.Flags().StringVar(&modelName, "model", "", "use the spec's model `NAME` instead of the agent's, for this run")
 	cmd.Flags().BoolVar(&detach, "detach", false, "queue the run and return (exit 0): a worker runs it (agentctl worker)")
 	out.add(cmd)

@@ -132,6 +132,9 @@ func printDetail(a *app, d *engine.RunDetail) {
 		fmt.Fprintf(w, "created  %s\n", stamp(d.CreatedAt))
 	}
 	fmt.Fprintf(w, "updated  %s\n", stamp(d.UpdatedAt))
+	if len(d.Labels) > 0 {
+		fmt.Fprintf(w, "labels   %s\n", oneLine(labelList(d.Labels), 300))
+	}
 	if u := d.Upload; u != nil {
 		fmt.Fprintf(w, "uploaded by %s, spec %s\n", oneLine(u.By, 200), u.Digest)
 	}
@@ -179,6 +182,7 @@ func printCalls(w io.Writer, hint, runID string, calls []engine.CallView) {
 		case c.Gate != nil:
 			fmt.Fprintf(w, "      approval: %s\n", c.Gate.Phrase())
 		}
+		printRules(w, "      ", c.Gate)
 		if c.GateError != "" {
 			fmt.Fprintf(w, "      requireApproval failed: %s\n", c.GateError)
 		}

@@ -37,6 +37,7 @@ them, or both.`,
 				len(s.Agents), plural(len(s.Agents), "agent", "agents"), strings.Join(g.Agents(), ", "),
 				len(s.Tools), plural(len(s.Tools), "tool", "tools"),
 				len(s.Models), plural(len(s.Models), "model", "models"))
+			printRuleMatches(a.stdout, s)
 			return nil
 		},
 	}

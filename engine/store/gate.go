@@ -14,6 +14,11 @@ type Gate struct {
 	// OnCall is who was on call on each schedule the call's approvers
 	// name, read as the call started waiting (docs/oncall.md).
 	OnCall []OnCall `json:"onCall,omitempty"`
+	// Rule is the policy rule that decided the call, if one did.
+	Rule *RuleRecord `json:"rule,omitempty"`
+	// Shadow are the shadow rules that matched: what they would have
+	// decided, not enforced.
+	Shadow []RuleRecord `json:"shadow,omitempty"`
 }
 
 // Verdict is what the gate decided.
@@ -60,7 +65,9 @@ const (
 )
 
 // Zero reports whether the gate recorded nothing.
-func (g Gate) Zero() bool { return g.Verdict == "" && len(g.Reasons) == 0 }
+func (g Gate) Zero() bool {
+	return g.Verdict == "" && len(g.Reasons) == 0 && g.Rule == nil && len(g.Shadow) == 0
+}
 
 // EncodeGate is how a gate is stored: its JSON, "" for none.
 func EncodeGate(g Gate) string {
@@ -142,11 +149,16 @@ func (g Gate) Phrase() string {
 	all := strings.Join(why, ", ")
 	switch g.Verdict {
 	case GateRequired:
-		return "required by " + all + phraseOnCall(g.OnCall)
+		return "required by " + all + phraseOnCall(g.OnCall) + g.ruleReason()
 	case GateGranted:
 		return "approved for the rest of the run (approve --always); would need: " + all
 	case GateDelegation:
 		return "delegation to sub-agent " + g.detail()
+	case GateDenied:
+		if g.Rule != nil {
+			return g.Rule.Phrase()
+		}
+		return "denied by " + all
 	case GateFree:
 		if len(g.Reasons) == 1 && g.Reasons[0].Kind == ReasonReadOnly {
 			return "not required: the server marks " + g.detail() + " read-only (autoApproveReadOnly)"
@@ -180,6 +192,8 @@ func (r Reason) phrase() string {
 		return r.Detail + " is read-only"
 	case ReasonUpload:
 		return "a spec uploaded by " + r.Detail + " (uploads.requireApproval: always)"
+	case ReasonRule:
+		return "rule " + r.Detail
 	}
 	return r.Detail
 }

@@ -59,6 +59,7 @@ type Metrics struct {
 	requests   *prometheus.CounterVec
 	durations  *prometheus.HistogramVec
 	escalated  *prometheus.CounterVec
+	rules      *prometheus.CounterVec // policy rules: rules.go
 }
 
 // Buckets of the duration histograms, in seconds: tools and models
@@ -112,6 +113,7 @@ func New(opts Options) *Metrics {
 			Help: "Steps of escalation ladders this process took, by step (its place in the ladder, from 1) and kind (remind, addApprovers, decide).",
 		}, []string{"step", "kind"}),
 	}
+	m.rules = newRules(m.reg)
 	m.reg.MustRegister(m.decisions, m.toolCalls, m.modelCalls, m.tokens, m.requests, m.durations, m.escalated,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Stats != nil {
