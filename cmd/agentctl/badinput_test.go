@@ -62,6 +62,10 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 			t.Chdir(dir)
+			// --db's default would otherwise reset dbPath: never the
+			// user's own database.
+			t.Setenv("AGENTCTL_DB", filepath.Join(dir, "agentctl.db"))
+			t.Setenv("XDG_STATE_HOME", dir)
 			var stdout, stderr bytes.Buffer
 			a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dbPath: filepath.Join(dir, "agentctl.db")}
 			root := a.rootCmd()
