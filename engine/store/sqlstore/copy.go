@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentctl/agentctl/engine/store"
@@ -133,11 +135,13 @@ type plan struct {
 	calls     []row // to update
 	decisions []row // new, in the source's order
 	events    []row
-	tokens    []row // new
-	revoked   []row // tokens the source revoked since copied
-	counts    map[string]*Copied
-	moved     []Moved
-	further   []string // runs the target took further
+	// escalations are the steps taken the target lacks.
+	escalations []row
+	tokens      []row // new
+	revoked     []row // tokens the source revoked since copied
+	counts      map[string]*Copied
+	moved       []Moved
+	further     []string // runs the target took further
 }
 
 func newPlan(src, dst *snapshot) *plan {
@@ -181,7 +185,7 @@ func newPlan(src, dst *snapshot) *plan {
 }
 
 // copiedTables are the tables Copy reports on, in order.
-var copiedTables = []string{"specs", "runs", "calls", "decisions", "events", "tokens"}
+var copiedTables = []string{"specs", "runs", "calls", "decisions", "events", "escalations", "tokens"}
 
 // planTokens plans the API tokens: those the target lacks are copied, a
 // revocation in the source is carried over, one in the target is kept.
@@ -231,6 +235,10 @@ func (p *plan) ahead(id string) {
 		p.counts["calls"].Source++
 		p.counts["calls"].Present++
 	}
+	for range p.src.escalations[id] {
+		p.counts["escalations"].Source++
+		p.counts["escalations"].Present++
+	}
 }
 
 // run plans run id and its calls, which the target lacks, holds the
@@ -255,6 +263,16 @@ func (p *plan) run(id string) {
 			cc.Present++
 		default:
 			p.calls = append(p.calls, r)
+		}
+	}
+	ec := p.counts["escalations"]
+	for _, k := range slices.Sorted(maps.Keys(p.src.escalations[id])) {
+		r := p.src.escalations[id][k]
+		ec.Source++
+		if _, ok := p.dst.escalations[id][k]; ok {
+			ec.Present++
+		} else {
+			p.escalations = append(p.escalations, r)
 		}
 	}
 }
@@ -282,6 +300,9 @@ func earlier(a, b *snapshot, id string) string {
 	}
 	if !prefix(a.events[id], b.events[id]) {
 		return "events were recorded there"
+	}
+	if !within(a.escalations[id], b.escalations[id]) {
+		return "escalation steps were taken there"
 	}
 	return ""
 }
@@ -316,7 +337,7 @@ func (p *plan) apply(ctx context.Context, tx *txn) error {
 		{specsTable, p.specs, false},
 		{runsTable, p.newRuns, false}, {runsTable, p.runs, true},
 		{callsTable, p.newCalls, false}, {callsTable, p.calls, true},
-		{decisionsTable, p.decisions, false}, {eventsTable, p.events, false},
+		{decisionsTable, p.decisions, false}, {eventsTable, p.events, false}, {escTable, p.escalations, false},
 		{tokensTable, p.tokens, false}, {tokensTable, p.revoked, true},
 	}
 	for _, st := range steps {
@@ -381,6 +402,9 @@ func (p *plan) report(after *snapshot) []Copied {
 		"tokens": len(after.tokens)}
 	for _, cs := range after.calls {
 		n["calls"] += len(cs)
+	}
+	for _, es := range after.escalations {
+		n["escalations"] += len(es)
 	}
 	var out []Copied
 	for _, t := range copiedTables {

@@ -30,6 +30,7 @@ var (
 	decisionsTable = table{name: "decisions", cols: "run_id, call_id, action, by_name, os_user, reason, at, args_before, args_after, data, via"}
 	eventsTable    = table{name: "events", cols: "run_id, type, data, at", sql: "event_rows"} // types as stored
 	tokensTable    = table{name: "tokens", cols: tokenCols}
+	escTable       = table{name: "escalations", cols: "run_id, call_id, step, kind, at"}
 )
 
 // row is one row's values as the driver read them.
@@ -83,6 +84,8 @@ type snapshot struct {
 	evOrder   []ref
 	tokens    map[string]row // by id
 	tokOrder  []string
+	// escalations are the steps taken, by run, then call/step.
+	escalations map[string]map[string]row
 }
 
 // queryFunc runs a read: on a database, or in a transaction.
@@ -91,7 +94,7 @@ type queryFunc func(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 // load reads every row Copy compares.
 func load(ctx context.Context, q queryFunc) (*snapshot, error) {
 	s := &snapshot{specs: map[string]row{}, runs: map[string]row{}, calls: map[string]map[string]row{},
-		decisions: map[string][]row{}, events: map[string][]row{}, tokens: map[string]row{}}
+		decisions: map[string][]row{}, events: map[string][]row{}, tokens: map[string]row{}, escalations: map[string]map[string]row{}}
 	err := scanAll(ctx, q, `SELECT `+specsTable.cols+` FROM specs ORDER BY hash`, func(r row) {
 		h := fmt.Sprint(norm(r[0]))
 		s.specs[h], s.specOrder = r, append(s.specOrder, h)
@@ -123,6 +126,15 @@ func load(ctx context.Context, q queryFunc) (*snapshot, error) {
 			run := fmt.Sprint(norm(r[0]))
 			s.evOrder = append(s.evOrder, ref{run, len(s.events[run])})
 			s.events[run] = append(s.events[run], r)
+		})
+	}
+	if err == nil {
+		err = scanAll(ctx, q, `SELECT `+escTable.cols+` FROM escalations ORDER BY run_id, call_id, step`, func(r row) {
+			run := fmt.Sprint(norm(r[0]))
+			if s.escalations[run] == nil {
+				s.escalations[run] = map[string]row{}
+			}
+			s.escalations[run][fmt.Sprint(norm(r[1]), "/", norm(r[2]))] = r
 		})
 	}
 	if err == nil {
@@ -230,6 +242,9 @@ func verify(src, dst *snapshot, further []string) []string {
 		if a, b := src.events[id], dst.events[id]; len(a) != len(b) || !prefix(a, b) {
 			add("run %s: its events differ", id)
 		}
+		if !within(src.escalations[id], dst.escalations[id]) || len(src.escalations[id]) != len(dst.escalations[id]) {
+			add("run %s: its escalation steps differ", id)
+		}
 	}
 	return diff
 }
@@ -244,4 +259,14 @@ func revokedLater(a, b row) bool {
 	a2, b2 := append(row{}, a...), append(row{}, b...)
 	a2[i], b2[i] = nil, nil
 	return same(a2, b2)
+}
+
+// within reports whether every row of a is in b, the same.
+func within(a, b map[string]row) bool {
+	for k, r := range a {
+		if t, ok := b[k]; !ok || !same(r, t) {
+			return false
+		}
+	}
+	return true
 }
