@@ -144,7 +144,7 @@ func (e *Engine) ruleDenial(g *Graph, r *store.Run, starter string, c *store.Cal
 	if m == nil || m.Rule.Effect != spec.EffectDeny {
 		return ""
 	}
-	return fmt.Sprintf("%s now: nobody may approve call %s (decline it, or wait until the rule no longer holds)", Record(*m, at).Phrase(), c.ID)
+	return fmt.Sprintf("nobody may approve call %s now: %s (decline it, or wait until the rule no longer holds)", c.ID, Record(*m, at).Phrase())
 }
 
 // ruleApprovals is the count of approvals a rule record asks for (0:
