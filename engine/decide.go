@@ -514,8 +514,12 @@ func declined(by, reason string) string {
 	if reason == "" {
 		reason = "none given"
 	}
-	return fmt.Sprintf("The tool call was declined by a human (%s) and was not executed. Reason: %s. "+
-		"Do not retry this call unless the user asks you to.", by, reason)
+	who := "a human (" + by + ")"
+	if by == Actor { // an escalation ladder's decide step: no human decided
+		who = "agentctl (its escalation policy: nobody decided in time)"
+	}
+	return fmt.Sprintf("The tool call was declined by %s and was not executed. Reason: %s. "+
+		"Do not retry this call unless the user asks you to.", who, reason)
 }
 
 // expired is the tool result a model receives for a call nobody decided

@@ -179,25 +179,29 @@ func escalationExpired(at time.Time, reason string) string {
 // EscalateAll takes the due steps of the escalation ladders of every
 // call waiting for approval (agentctl expire, a worker, a server);
 // agent, when set, limits it to trees whose root runs that agent. It
-// returns the ids of the runs a step decided a call of.
-func (e *Engine) EscalateAll(ctx context.Context, agent string) ([]string, error) {
+// returns the ids of the runs a step decided a call of, and how many
+// steps it took.
+func (e *Engine) EscalateAll(ctx context.Context, agent string) (decided []string, steps int, err error) {
 	ids, err := e.store.AwaitingApproval(ctx)
 	if err != nil || len(ids) == 0 {
-		return nil, err
+		return nil, 0, err
 	}
 	return e.escalateRuns(ctx, ids, agent)
 }
 
 // escalateRuns is EscalateAll for the runs ids.
-func (e *Engine) escalateRuns(ctx context.Context, ids []string, agent string) ([]string, error) {
+func (e *Engine) escalateRuns(ctx context.Context, ids []string, agent string) ([]string, int, error) {
 	pending, err := e.store.Pending(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return e.sweep(ctx, ids, agent, func(r *store.Run) (bool, error) {
-		decided, _, err := e.escalate(ctx, r, pending[r.ID])
+	steps := 0
+	decided, err := e.sweep(ctx, ids, agent, func(r *store.Run) (bool, error) {
+		decided, took, err := e.escalate(ctx, r, pending[r.ID])
+		steps += took
 		return decided, err
 	})
+	return decided, steps, err
 }
 
 // sweep calls f on each of the runs ids in a tree whose root runs agent

@@ -106,17 +106,31 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 	return err == nil, err
 }
 
+// Swept is what ExpireAll did.
+type Swept struct {
+	// Expired are the runs it expired calls of.
+	Expired []string
+	// Decided are the runs an escalation step decided a call of.
+	Decided []string
+	// Steps counts the escalation steps it took (reminders and wider
+	// approvers too).
+	Steps int
+}
+
+// Runs are the runs it advanced: expired, then decided by a step.
+func (s Swept) Runs() []string { return append(slices.Clone(s.Expired), s.Decided...) }
+
 // ExpireAll declines every overdue call of every run (agentctl expire,
 // a worker) and advances the runs it thereby holds; then it takes the
-// due escalation steps (EscalateAll). agent, when set,
-// limits it to trees whose root runs that agent. It returns the ids of
-// the runs it expired calls of, then of those a step decided a call of.
-func (e *Engine) ExpireAll(ctx context.Context, agent string) ([]string, error) {
+// due escalation steps (EscalateAll). agent, when set, limits it to
+// trees whose root runs that agent.
+func (e *Engine) ExpireAll(ctx context.Context, agent string) (Swept, error) {
+	var sw Swept
 	ids, err := e.store.Expired(ctx, e.now())
 	if err != nil {
-		return nil, err
+		return sw, err
 	}
-	done, err := e.sweep(ctx, ids, agent, func(r *store.Run) (bool, error) {
+	sw.Expired, err = e.sweep(ctx, ids, agent, func(r *store.Run) (bool, error) {
 		calls, err := e.store.Calls(ctx, r.ID)
 		if err != nil {
 			return false, err
@@ -124,8 +138,8 @@ func (e *Engine) ExpireAll(ctx context.Context, agent string) ([]string, error) 
 		return e.expire(ctx, r, calls)
 	})
 	if err != nil {
-		return done, err
+		return sw, err
 	}
-	escalated, err := e.EscalateAll(ctx, agent)
-	return append(done, escalated...), err
+	sw.Decided, sw.Steps, err = e.EscalateAll(ctx, agent)
+	return sw, err
 }

@@ -190,7 +190,8 @@ func (p *pool) work(ctx context.Context) {
 		}
 		// Nothing this worker may claim: decline what is overdue, which
 		// advances its runs.
-		ids, err := p.e.ExpireAll(ctx, p.opts.Agent)
+		sw, err := p.e.ExpireAll(ctx, p.opts.Agent)
+		ids := sw.Runs()
 		if err != nil && ctx.Err() == nil {
 			p.expireDown.Failed(slog.LevelError, err)
 		} else if err == nil {
