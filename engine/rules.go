@@ -205,7 +205,7 @@ func Decide(s *spec.Spec, c RuleCall) (Verdict, error) {
 	c.Decl, _, _ = strings.Cut(c.Tool, ".")
 	t, ok := s.Tools[c.Decl]
 	if !ok || !slices.Contains(a.Tools, c.Decl) {
-		return Verdict{}, &UnknownError{What: "tool of agent " + c.Agent, Name: c.Tool, Known: a.Tools}
+		return Verdict{}, &UnknownError{What: "tool", Name: c.Tool, Known: a.Tools}
 	}
 	if len(c.Path) == 0 {
 		c.Path = []string{c.Agent}

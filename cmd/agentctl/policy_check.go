@@ -62,12 +62,23 @@ spec is invalid (file:line:col).`,
 			if err != nil {
 				return err
 			}
-			failed := 0
-			for _, c := range pf.Cases {
+			// Every case is checked before any is reported: a bad one
+			// (an unknown agent or tool) stops the file at once.
+			verdicts := make([]engine.Verdict, len(pf.Cases))
+			var bad []string
+			for i, c := range pf.Cases {
 				v, err := engine.Decide(s, engine.RuleCall{Tool: c.Tool, Agent: c.Agent, Input: c.Input, Starter: c.Starter, At: c.at, Labels: c.Labels})
 				if err != nil {
-					return inputErr(fmt.Errorf("%s:%d:%d: case %q: %w", argv[0], c.line, c.col, c.Name, err))
+					bad = append(bad, fmt.Sprintf("%s:%d:%d: case %q: %v", argv[0], c.line, c.col, c.Name, err))
 				}
+				verdicts[i] = v
+			}
+			if len(bad) > 0 {
+				return inputErr(errors.New(strings.Join(bad, "\n")))
+			}
+			failed := 0
+			for i, c := range pf.Cases {
+				v := verdicts[i]
 				if why := mismatch(c, v); why != "" {
 					failed++
 					fmt.Fprintf(a.stdout, "FAIL  %s: %s\n      %s\n", c.Name, why, v.Why)

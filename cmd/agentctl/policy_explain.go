@@ -12,7 +12,7 @@ import (
 func (a *app) policyExplainCmd() *cobra.Command {
 	var callID string
 	cmd := &cobra.Command{
-		Use:   "explain RUN --call ID",
+		Use:   "explain RUN [--call ID]",
 		Short: "Say which policy rule decided a call, when, and who may decide it",
 		Long: `policy explain reads a call of a run and says what the spec's policy
 decided for it: the rule that applied (or that none did and the tool's
@@ -21,9 +21,6 @@ matched, and, while the call waits, who may decide it.`,
 		Example: `  agentctl policy explain 01JD3F --call call_1`,
 		Args:    needsOne("a run id"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if callID == "" {
-				return cmdUsageErr(cmd, errors.New("policy explain needs --call ID"))
-			}
 			if a.remote != nil {
 				return usageErr(errors.New("policy explain reads the database: use --db, not --server"))
 			}
@@ -37,10 +34,16 @@ matched, and, while the call waits, who may decide it.`,
 			if err != nil {
 				return err
 			}
+			if callID == "" {
+				if len(d.Calls) != 1 {
+					return cmdUsageErr(cmd, fmt.Errorf("run %s has %d calls: choose one with --call ID", d.RunID, len(d.Calls)))
+				}
+				callID = d.Calls[0].CallID
+			}
 			return explainCall(a, d, callID)
 		},
 	}
-	cmd.Flags().StringVar(&callID, "call", "", "the call `ID` to explain")
+	cmd.Flags().StringVar(&callID, "call", "", "the call `ID` to explain (default: the run's only call)")
 	return cmd
 }
 
