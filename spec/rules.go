@@ -284,13 +284,17 @@ func (d *decoder) ruleTime(f *file, n *yaml.Node, path string, loc *time.Locatio
 // type-checks. A rule that reads input and can match no tool is an
 // error: it would never apply.
 func (d *decoder) ruleMatches(r *Rule) {
-	if len(r.reads) == 0 {
+	named, byName := r.When.OneOf("tool") // when: tool == "x" && ...
+	if len(r.reads) == 0 && !byName {
 		return // reads no input: any tool (the condition is checked as written)
 	}
 	var firstErr error
 	r.Matches = []string{}
 	for _, name := range slices.Sorted(maps.Keys(d.spec.Tools)) {
 		t := d.spec.Tools[name]
+		if byName && !slices.ContainsFunc(named, func(n string) bool { return n == name || strings.HasPrefix(n, name+".") }) {
+			continue
+		}
 		if t.MCP != nil {
 			r.Matches = append(r.Matches, name)
 			continue
@@ -310,6 +314,10 @@ func (d *decoder) ruleMatches(r *Rule) {
 	if len(r.Matches) == 0 && len(d.spec.Tools) > 0 && !d.trusted {
 		if firstErr != nil && r.whenSrc != nil {
 			d.placeholderError(r.src, r.whenSrc, fmt.Errorf("rule %s matches no tool: %w", r.Name, firstErr))
+			return
+		}
+		if byName && len(r.reads) == 0 {
+			d.errs.add(r.Pos, "rule %s matches no tool: its when names %s, which no tool is", r.Name, strings.Join(named, ", "))
 			return
 		}
 		d.errs.add(r.Pos, "rule %s matches no tool: no tool's input has %s", r.Name, strings.Join(prefixed("input.", r.reads), ", "))

@@ -1,6 +1,7 @@
 package tmpl
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/expr-lang/expr/ast"
@@ -176,3 +177,68 @@ func memberPath(m *ast.MemberNode, variable string) ([]string, bool) {
 type pathVisitor func(ast.Node)
 
 func (f pathVisitor) Visit(n *ast.Node) { f(*n) }
+
+// OneOf returns the string values the expression requires variable to
+// be one of, when its top level is a conjunction (&&, and) with a term
+// variable == "x", "x" == variable or variable in ["x", "y"]; ok false
+// when no such term constrains it. A single placeholder only.
+func (e Expr) OneOf(variable string) (values []string, ok bool) {
+	if e.expr == nil || len(e.expr.parts) != 1 || e.expr.parts[0].prog == nil {
+		return nil, false
+	}
+	return oneOf(e.expr.parts[0].prog.Node(), variable)
+}
+
+func oneOf(n ast.Node, variable string) ([]string, bool) {
+	b, isBin := n.(*ast.BinaryNode)
+	if !isBin {
+		return nil, false
+	}
+	isVar := func(n ast.Node) bool { id, ok := n.(*ast.IdentifierNode); return ok && id.Value == variable }
+	str := func(n ast.Node) (string, bool) {
+		if s, ok := n.(*ast.StringNode); ok {
+			return s.Value, true
+		}
+		return "", false
+	}
+	switch b.Operator {
+	case "&&", "and":
+		l, lok := oneOf(b.Left, variable)
+		r, rok := oneOf(b.Right, variable)
+		switch {
+		case lok && rok:
+			return slices.DeleteFunc(l, func(v string) bool { return !slices.Contains(r, v) }), true
+		case lok:
+			return l, true
+		}
+		return r, rok
+	case "==":
+		if s, ok := str(b.Right); ok && isVar(b.Left) {
+			return []string{s}, true
+		}
+		if s, ok := str(b.Left); ok && isVar(b.Right) {
+			return []string{s}, true
+		}
+	case "in":
+		if c, ok := b.Right.(*ast.ConstantNode); ok && isVar(b.Left) {
+			// The optimizer's form of in ["x", "y"].
+			if m, ok := c.Value.(map[string]struct{}); ok {
+				return slices.Sorted(maps.Keys(m)), true
+			}
+		}
+		arr, isArr := b.Right.(*ast.ArrayNode)
+		if !isVar(b.Left) || !isArr {
+			return nil, false
+		}
+		var out []string
+		for _, el := range arr.Nodes {
+			s, ok := str(el)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
