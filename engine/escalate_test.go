@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -209,5 +210,35 @@ func TestEscalationResumesAfterRestart(t *testing.T) {
 	}
 	if err := approve(next, id, "bob"); err != nil {
 		t.Fatalf("bob, added by step 2: %v", err)
+	}
+}
+
+// An addApprovers step widens the tool's approvers, never a policy
+// rule's require: bob, added by the step, still is not one of the
+// rule's approvers, so he may not approve; carol, in both, may.
+func TestEscalationDoesNotWidenARule(t *testing.T) {
+	ctx := context.Background()
+	l := newLadderEnv(t)
+	e := l.engine()
+	s := ladder + `
+policy:
+  rules:
+    - {name: web-review, when: '${{ input.service == "web" }}', effect: require, approvers: [alice, carol]}
+`
+	s = strings.Replace(s, "approvers: [alice]", "approvers: [alice, carol]", 1)
+	v, err := e.Start(ctx, compile(t, s), StartOptions{Agent: "ops", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := v.RunID
+	l.sweep(e, 2*time.Hour) // steps 1 and 2: bob added
+	if got := escalatedSteps(t, e, id); len(got) != 2 {
+		t.Fatalf("steps %v, want 2", got)
+	}
+	if err := approve(e, id, "bob"); err == nil {
+		t.Fatal("bob, added by an escalation, approved past the rule's approvers")
+	}
+	if err := approve(e, id, "carol"); err != nil {
+		t.Fatalf("carol, in the rule's approvers and the tool's: %v", err)
 	}
 }
