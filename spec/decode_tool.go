@@ -37,6 +37,7 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 	d.toolPolicy(f, v, t, path)
 	d.toolPause(f, v, t, path)
 	d.toolAction(f, v, t, path)
+	d.toolPreview(f, v, t, path)
 	d.toolReads(f, v, t, path)
 	return t
 }
