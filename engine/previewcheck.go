@@ -43,7 +43,7 @@ func (rn *runner) recheck(ctx context.Context, t *toolNode, c *store.Call) (held
 		cause = "arguments"
 	}
 	g := c.Gate
-	g.Preview, g.Drift = now, &store.Drift{Cause: cause, Approved: rec}
+	g.Preview, g.Drift = now, &store.Drift{Cause: cause, Approved: *rec}
 	m := store.Move{RunID: rn.r.ID, CallID: c.ID, From: c.Status, To: store.CallPending, Kind: store.KindApproval,
 		Deadline: rn.e.deadline(rn.a, t.decl), Gate: &g}
 	fields := ToolCallApproval{CallID: c.ID, Tool: c.Tool, Args: c.Args, Gate: g, GateError: c.GateError}

@@ -14,10 +14,6 @@ import (
 	"github.com/agentctl/agentctl/toolkits"
 )
 
-// EventPreviewDrift reports a call held back just before it ran: its
-// preview, run again, differs from the one approved (PreviewDriftEvent).
-const EventPreviewDrift store.EventType = "preview-drift"
-
 // PreviewDriftEvent is what a preview-drift event holds: the call, why
 // it was held (output or arguments), and the digests approved and found.
 type PreviewDriftEvent struct {

@@ -17,7 +17,7 @@ const previewLines = 200
 func printCallPreview(w io.Writer, pad string, p *store.Preview, d *store.Drift) {
 	if d != nil {
 		fmt.Fprintf(w, "%spreview drift: the %s changed after the approval; the call did not run and waits for a new decision\n", pad, d.Cause)
-		printOnePreview(w, pad, "approved preview", d.Approved)
+		printOnePreview(w, pad, "approved preview", &d.Approved)
 		printOnePreview(w, pad, "preview now", p)
 		return
 	}

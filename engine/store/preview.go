@@ -42,7 +42,7 @@ type Drift struct {
 	// "arguments" (an approval edited them).
 	Cause string `json:"cause"`
 	// Approved is the preview the approval was of.
-	Approved *Preview `json:"approved"`
+	Approved Preview `json:"approved"`
 }
 
 // Diff reports whether the output looks like a unified diff: lines of
