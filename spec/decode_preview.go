@@ -19,6 +19,10 @@ func (d *decoder) toolPreview(f *file, v *yaml.Node, t *Tool, path string) {
 		return
 	}
 	path += ".preview"
+	if t.MCP != nil {
+		d.errs.add(f.pos(n), "%s: an MCP server's tools take no preview: their actions are the server's; declare a tool of its own for what it would change", path)
+		return
+	}
 	p := &Preview{Pos: f.pos(n), Verify: boolean(field(n, "verify")), Required: boolean(field(n, "required")),
 		Timeout: d.duration(f, field(n, "timeout"), path+".timeout")}
 	var kinds []string

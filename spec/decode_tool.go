@@ -120,7 +120,7 @@ func (d *decoder) toolAction(f *file, v *yaml.Node, t *Tool, path string) {
 	}
 	if n := field(v, "mcp"); n != nil && n.Kind == yaml.MappingNode {
 		t.MCP = d.mcp(f, n, path+".mcp")
-		for _, k := range []string{"input", "requireApproval", "suspend", "resumeSchema", "skip", "preview"} {
+		for _, k := range []string{"input", "requireApproval", "suspend", "resumeSchema", "skip"} {
 			if kn := keyNode(v, k); kn != nil {
 				d.errs.add(f.pos(kn), "%s.%s: an MCP server's tools take their input schema from the server; set approval under mcp (requireApproval, tools)", path, k)
 			}

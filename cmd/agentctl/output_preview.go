@@ -16,7 +16,11 @@ const previewLines = 200
 // run before execution contradicted the one approved, that one too.
 func printCallPreview(w io.Writer, pad string, p *store.Preview, d *store.Drift) {
 	if d != nil {
-		fmt.Fprintf(w, "%spreview drift: the %s changed after the approval; the call did not run and waits for a new decision\n", pad, d.Cause)
+		if d.Cause == "arguments" {
+			fmt.Fprintf(w, "%spreview drift: the approval edited the arguments; the call did not run: it waits for an approval of the edit, previewed\n", pad)
+		} else {
+			fmt.Fprintf(w, "%spreview drift: its output changed after the approval; the call did not run and waits for a new decision\n", pad)
+		}
 		printOnePreview(w, pad, "approved preview", &d.Approved)
 		printOnePreview(w, pad, "preview now", p)
 		return
