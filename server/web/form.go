@@ -128,6 +128,8 @@ func unescape(s string) string {
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"pretty": func(b json.RawMessage) string { return pretty(b) },
+		"preview": previewOf,
+		"drift":   driftOf,
 		"vis":    visible,
 		"stamp":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"age":    func(t time.Time) string { return age(time.Now(), t) },
