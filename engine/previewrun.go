@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentctl/agentctl/engine/store"
 	"github.com/agentctl/agentctl/spec"
@@ -164,10 +163,4 @@ func previewDigest(args json.RawMessage, result string) string {
 	fmt.Fprintf(h, "\n%d\n", len(result))
 	h.Write([]byte(result))
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// previewNote is the line a refusal or a held call adds: how to see the
-// preview.
-func previewNote(c *store.Call) string {
-	return fmt.Sprintf("agentctl show %s shows it", strings.SplitN(c.RunID, "-", 2)[0])
 }

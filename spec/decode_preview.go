@@ -35,10 +35,7 @@ func (d *decoder) toolPreview(f *file, v *yaml.Node, t *Tool, path string) {
 		d.errs.add(p.Pos, "%s: declare one action, exec, http or file (found %d: %s)", path, len(kinds), strings.Join(kinds, ", "))
 	}
 	if an := field(n, "exec"); an != nil && an.Kind == yaml.MappingNode {
-		p.Exec = d.exec(f, an, path+".exec")
-		if !p.Exec.Shell && !d.trusted {
-			d.optionPlaceholders(f, items(field(an, "command")), t, path+".exec.command")
-		}
+		p.Exec = d.execAction(f, an, t, path+".exec")
 	}
 	if an := field(n, "http"); an != nil && an.Kind == yaml.MappingNode {
 		p.HTTP = d.http(f, an, path+".http")
