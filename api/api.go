@@ -144,6 +144,8 @@ type Approval struct {
 	Kind            string          `json:"kind"` // approval, suspend or interrupted
 	Gate            json.RawMessage `json:"gate,omitempty"`
 	GateError       string          `json:"gateError,omitempty"`
+	Preview         json.RawMessage `json:"preview,omitempty"`      // what the tool's preview showed (docs/previews.md)
+	PreviewDrift    json.RawMessage `json:"previewDrift,omitempty"` // the preview approved before, contradicted just before execution
 	Payload         json.RawMessage `json:"payload,omitempty"`
 	ResumeSchema    json.RawMessage `json:"resumeSchema,omitempty"`
 	Approvers       []string        `json:"approvers"`               // who may decide: users and group:NAME; empty: the server's approvers role

@@ -76,6 +76,8 @@ var schemaTypes = map[string]any{
 	"Decision":        engine.DecisionView{},
 	"Usage":           store.Usage{},
 	"Gate":            store.Gate{},
+	"CallPreview":     store.Preview{},
+	"PreviewDrift":    store.Drift{},
 	"Reason":          store.Reason{},
 	"RunList":         api.List[*engine.RunView]{},
 	"Approval":        api.Approval{},
@@ -262,6 +264,12 @@ func fill(v reflect.Value, name string, depth int) {
 			*x = json.RawMessage(`{"steps":[{"step":1,"after":"15m","kind":"remind","due":"2026-12-05T09:15:00Z","at":"2026-12-05T09:15:01Z"}]}`)
 		} else if name == "action" && !least {
 			*x = json.RawMessage(`{"kind":"exec","summary":"exec restart {{ input.service }}","template":{"command":["restart","{{ input.service }}"]},"rendered":{"command":["restart","nginx"]}}`)
+		} else if (name == "preview" || name == "previewDrift") && !least {
+			pv := `{"status":"ok","output":"+replicas: 3","digest":"sha256:ab","argsDigest":"cd","at":"2026-12-05T09:15:00Z"}`
+			if name == "previewDrift" {
+				pv = `{"cause":"output","approved":` + pv + `}`
+			}
+			*x = json.RawMessage(pv)
 		} else if !least || name == "args" || name == "result" {
 			*x = json.RawMessage(`{"service":"nginx"}`)
 		}
@@ -338,7 +346,7 @@ func TestEnums(t *testing.T) {
 		"/components/schemas/Gate/properties/verdict":       strs(store.GateRequired, store.GateGranted, store.GateFree, store.GateDelegation, store.GateDenied),
 		"/components/schemas/Reason/properties/kind":        strs(store.ReasonTool, store.ReasonCondition, store.ReasonServer, store.ReasonFailed, store.ReasonAgent, store.ReasonRun, store.ReasonFalse, store.ReasonReadOnly, store.ReasonSubAgent, store.ReasonText, store.ReasonUpload, store.ReasonRule),
 		"/components/schemas/Error/properties/code":         {api.CodeInvalid, api.CodeUnauthenticated, api.CodeForbidden, api.CodeNotFound, api.CodeConflict, api.CodeTooLarge, api.CodeRateLimited, api.CodeUnavailable, api.CodeOutcomeUnknown, api.CodeKeyReused},
-		"/components/schemas/Event/properties/type":         strs(engine.EventTextDelta, engine.EventToolCall, engine.EventToolCallApproval, engine.EventToolCallSuspended, engine.EventToolResult, engine.EventStepFinish, engine.EventFinish, engine.EventError, engine.EventStalled, engine.EventDecision, engine.EventRuleMatched, engine.EventRuleShadow),
+		"/components/schemas/Event/properties/type":         strs(engine.EventTextDelta, engine.EventToolCall, engine.EventToolCallApproval, engine.EventToolCallSuspended, engine.EventToolResult, engine.EventStepFinish, engine.EventFinish, engine.EventError, engine.EventStalled, engine.EventDecision, engine.EventRuleMatched, engine.EventRuleShadow, engine.EventPreviewDrift),
 		"/components/schemas/Whoami/properties/via":         {server.ViaSocket, server.ViaToken, server.ViaProxy},
 		"/components/schemas/Decision/properties/via":       {server.ViaSocket, server.ViaToken, server.ViaProxy, server.ViaSlack},
 		"/components/schemas/Whoami/properties/roles/items": {"reader", "runner", "author", "approver", "delegate"},

@@ -127,6 +127,12 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error)
 			if why := e.check(g, t.runs[runID], t.root.StartedBy, c, d); why != "" {
 				return nil, e.refuse(ctx, t.runs[runID], mine, d, why)
 			}
+			if why, err := e.previewRefusal(ctx, g, t.runs[runID], c, d); err != nil || why != "" {
+				if err != nil {
+					return nil, err
+				}
+				return nil, e.refuse(ctx, t.runs[runID], mine, d, why)
+			}
 		}
 	}
 	runs := runsOf(targets)
@@ -262,6 +268,9 @@ func (e *Engine) decision(ctx context.Context, run *store.Run, a *agentNode, c *
 	case store.Approve:
 		if d.Args != nil {
 			rec.ArgsAfter, err = checkArgs(ctx, a, c, d.Args)
+		}
+		if p := c.Gate.Preview; p != nil { // the preview approved: engine/previewcheck.go
+			rec.Data, _ = json.Marshal(approvalData{Preview: p.Digest})
 		}
 		return rec, nil, err
 	case store.Resume:

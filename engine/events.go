@@ -26,6 +26,7 @@ const (
 	EventEscalated         store.EventType = "escalated"           // EscalatedEvent
 	EventRuleMatched       store.EventType = "rule-matched"        // RuleEvent: a policy rule decided a call
 	EventRuleShadow        store.EventType = "rule-shadow"         // RuleEvent: a shadow rule matched, not enforced
+	EventPreviewDrift      store.EventType = "preview-drift"       // PreviewDriftEvent: a call's preview changed after its approval; it waits again
 )
 
 // The fields of each event type, as stored in store.Event.Data. Fields

@@ -36,6 +36,9 @@ func (rn *runner) execute(ctx context.Context, c *store.Call) (err error) {
 	case t == nil: // the gate lets none through; a changed spec could
 		return rn.settle(ctx, c, store.CallFailed, fmt.Sprintf("error: agent %s has no tool %q", rn.a.spec.Name, c.Tool))
 	}
+	if held, err := rn.recheck(ctx, t, c); held || err != nil {
+		return err
+	}
 	rn.e.traceArgs(ctx, c, t.tool.Secrets())
 	call := toolkits.Call{RunID: rn.r.ID, CallID: c.ID, Tool: c.Tool, Run: runVars(rn.r)}
 	if err := json.Unmarshal(c.Args, &call.Input); err != nil {

@@ -127,6 +127,9 @@ func (rn *runner) approval(ctx context.Context, c *store.Call, t *toolNode, args
 	if n := max(t.decl.Approvals, ruleApprovals(rule)); n > 1 {
 		c.Needed = n
 	}
+	if t.preview != nil { // what the approver is shown: engine/previewrun.go
+		c.Gate.Preview = rn.e.runPreview(ctx, t, rn.r, c)
+	}
 	return nil
 }
 

@@ -129,7 +129,11 @@ func compileAs(s *spec.Spec, models model.Registry, kits toolkits.Table, up *Upl
 		if err != nil {
 			return nil, err
 		}
-		knodes[name] = &kitNode{spec: t, kit: kit}
+		pv, err := previewOf(kits, t)
+		if err != nil {
+			return nil, err
+		}
+		knodes[name] = &kitNode{spec: t, kit: kit, preview: pv}
 	}
 	g.secrets = toolkits.EnvNames(append(secretNames(mnodes, knodes), onCallSecrets(s)...))
 	for name, a := range s.Agents {

@@ -21,6 +21,9 @@ func secretNames(models map[string]*modelNode, kits map[string]*kitNode) []strin
 	}
 	for _, k := range kits {
 		names = append(names, k.kit.Describe().Env...)
+		if k.preview != nil {
+			names = append(names, k.preview.Secrets()...)
+		}
 	}
 	return toolkits.EnvNames(names)
 }

@@ -20,6 +20,9 @@ const modelSep = "__"
 type kitNode struct {
 	spec *spec.Tool
 	kit  toolkits.Kit
+	// preview runs the declaration's preview (docs/previews.md); nil:
+	// none.
+	preview toolkits.Tool
 
 	mu    sync.Mutex
 	tools []*toolNode
@@ -31,6 +34,8 @@ type toolNode struct {
 	decl *spec.Tool
 	tool toolkits.Tool
 	def  model.ToolDef // what the model is offered, secrets cut (offered), made once
+	// preview runs the declaration's preview; nil: none.
+	preview toolkits.Tool
 }
 
 // modelName is the name a model calls the tool by.
@@ -49,7 +54,7 @@ func (k *kitNode) list(ctx context.Context) ([]*toolNode, error) {
 	}
 	nodes := make([]*toolNode, len(tools))
 	for i, t := range tools {
-		n := &toolNode{decl: k.spec, tool: t}
+		n := &toolNode{decl: k.spec, tool: t, preview: k.preview}
 		n.def = offered(n.modelName(), t)
 		nodes[i] = n
 	}
@@ -97,14 +102,15 @@ func (a *agentNode) decl(tool string) *spec.Tool {
 
 // plain reports whether a call of the agent's tool runs with nothing
 // evaluated first: a tool, not a sub-agent, whose declaration has no
-// suspend or skip condition. Its start may then be committed before
+// suspend or skip condition and no preview. Its start may then be committed before
 // the runner reaches it (by a decision, or a worker's claim).
 func (a *agentNode) plain(tool string) bool {
 	if _, sub := a.subs[tool]; sub {
 		return false
 	}
 	t := a.decl(tool)
-	return t != nil && t.Suspend == nil && t.Skip == nil
+	// A preview's digest is checked before the call starts.
+	return t != nil && t.Suspend == nil && t.Skip == nil && t.Preview == nil
 }
 
 // offered is what a model is told of a tool: its name, description and

@@ -52,6 +52,8 @@ type PendingView struct {
 	Kind         store.Kind      `json:"kind"`                   // approval or suspend
 	Gate         *store.Gate     `json:"gate,omitempty"`         // why approval is needed
 	GateError    string          `json:"gateError,omitempty"`    // the requireApproval expression's error
+	Preview      *store.Preview  `json:"preview,omitempty"`      // what the tool's preview showed (docs/previews.md)
+	PreviewDrift *store.Drift    `json:"previewDrift,omitempty"` // the preview approved before, which a run before execution contradicted
 	Payload      json.RawMessage `json:"payload,omitempty"`      // what a suspended call shows
 	ResumeSchema json.RawMessage `json:"resumeSchema,omitempty"` // what its resume data must satisfy
 	Deadline     *time.Time      `json:"deadline,omitempty"`     // when it expires
@@ -188,8 +190,9 @@ func view(r *store.Run, pending []*store.Call, paths map[string][]string) *RunVi
 		if path == nil {
 			path = r.Path
 		}
-		p := PendingView{CallID: c.ID, RunID: c.RunID, Path: path, Tool: c.Tool, Args: c.Args, Kind: c.Kind, Gate: gateOf(c), GateError: c.GateError,
+		p := PendingView{CallID: c.ID, RunID: c.RunID, Path: path, Tool: c.Tool, Args: c.Args, Kind: c.Kind, GateError: c.GateError,
 			Payload: c.Payload, ResumeSchema: c.ResumeSchema, Needed: c.Needed, Approvals: c.Approvals}
+		p.Gate, p.Preview, p.PreviewDrift = pendingGate(c)
 		if !c.Deadline.IsZero() {
 			p.Deadline = &c.Deadline
 		}

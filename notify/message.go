@@ -121,6 +121,21 @@ type Call struct {
 	// an uploaded spec; Will says it in one line.
 	Action json.RawMessage
 	Will   string
+	// Preview is what the tool's preview showed (docs/previews.md); nil
+	// when it has none.
+	Preview *Preview
+}
+
+// Preview is what a tool's preview showed for a call, its secrets
+// already cut by the caller.
+type Preview struct {
+	Status string `json:"status"` // ok, failed or timed-out
+	Output string `json:"output"`
+	Error  string `json:"error,omitempty"`
+	Digest string `json:"digest"`
+	// Drift is why a preview run before execution held the call
+	// (output or arguments); "" when none did.
+	Drift string `json:"drift,omitempty"`
 }
 
 // Upload is who uploaded a run's spec, and the spec's digest.
@@ -170,6 +185,7 @@ type (
 		ResumeSchema    json.RawMessage `json:"resumeSchema,omitempty"`
 		Upload          *Upload         `json:"upload,omitempty"`
 		Action          json.RawMessage `json:"action,omitempty"`
+		Preview         *Preview        `json:"preview,omitempty"`
 	}
 )
 
@@ -182,7 +198,7 @@ type (
 // agent, path, status), call when m.Call is set (id, tool, args, kind,
 // why, approvers — always an array —, alsoApprovers when set,
 // approvalsNeeded, approvalsGiven,
-// and deadline, payload, resumeSchema, upload and action when set), then output, error, url
+// and deadline, payload, resumeSchema, upload, action and preview when set), then output, error, url
 // and command when not empty. The same m gives the same bytes; HTML
 // characters are not escaped. The result is always valid JSON, one line,
 // whatever m holds: invalid UTF-8 becomes U+FFFD, and an Args, Payload or
@@ -211,7 +227,7 @@ func (m *Message) Body() []byte {
 			Approvers: nonNil(c.Approvers), AlsoApprovers: c.AlsoApprovers,
 			ApprovalsNeeded: c.ApprovalsNeeded, ApprovalsGiven: c.ApprovalsGiven,
 			Payload: rawJSON(c.Payload), ResumeSchema: rawJSON(c.ResumeSchema),
-			Upload: c.Upload,
+			Upload: c.Upload, Preview: c.Preview,
 		}
 		if len(c.Action) > 0 && string(c.Action) != "null" { // stored, a nil one reads back as null
 			bc.Action = rawJSON(c.Action)

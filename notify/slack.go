@@ -117,6 +117,9 @@ func slackMessageOf(m *Message) slackMessage {
 				msg.Blocks = append(msg.Blocks, codeSection(part.label, jsonText(part.raw)))
 			}
 		}
+		if c.Preview != nil {
+			msg.Blocks = append(msg.Blocks, codeSection(previewLabel(c.Preview), previewSummary(c.Preview.Output)))
+		}
 	}
 	if m.Type == Completed && m.Output != "" {
 		msg.Blocks = append(msg.Blocks, codeSection("Output", m.Output))

@@ -54,6 +54,12 @@ func (b *Outbox) message(ctx context.Context, ev *store.Event, ty notify.Type, r
 	if ty == notify.Approval {
 		m.Call.ApprovalsNeeded = max(c.Needed, 1)
 	}
+	if p := c.Gate.Preview; p != nil {
+		m.Call.Preview = &notify.Preview{Status: string(p.Status), Output: p.Output, Error: p.Error, Digest: p.Digest}
+		if d := c.Gate.Drift; d != nil {
+			m.Call.Preview.Drift = d.Cause
+		}
+	}
 	if !c.Deadline.IsZero() {
 		d := c.Deadline
 		m.Call.Deadline = &d

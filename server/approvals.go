@@ -89,8 +89,16 @@ func (s *Server) approval(r *http.Request, wc store.WaitingCall) (api.Approval, 
 	if a.Kind == string(store.KindApproval) {
 		a.ApprovalsNeeded = max(c.Needed, 1)
 	}
-	if !c.Gate.Zero() {
-		if b, err := jsonOf(c.Gate); err == nil {
+	g := c.Gate // its preview is shown apart: docs/previews.md
+	if g.Preview != nil {
+		a.Preview, _ = jsonOf(g.Preview)
+	}
+	if g.Drift != nil {
+		a.PreviewDrift, _ = jsonOf(g.Drift)
+	}
+	g.Preview, g.Drift = nil, nil
+	if !g.Zero() {
+		if b, err := jsonOf(g); err == nil {
 			a.Gate = b
 		}
 	}

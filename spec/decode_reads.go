@@ -40,6 +40,10 @@ func (d *decoder) toolReads(f *file, v *yaml.Node, t *Tool, path string) {
 		{"http.url", actionVars, true}, {"http.query", actionVars, true},
 		{"http.headers", actionVars, true}, {"http.body", actionVars, true},
 		{"file.path", actionVars, true}, {"file.content", actionVars, true},
+		{"preview.exec.command", actionVars, true}, {"preview.exec.env", actionVars, true},
+		{"preview.http.url", actionVars, true}, {"preview.http.query", actionVars, true},
+		{"preview.http.headers", actionVars, true}, {"preview.http.body", actionVars, true},
+		{"preview.file.path", actionVars, true},
 	} {
 		if at.action && d.trusted {
 			continue

@@ -37,6 +37,7 @@ func (d *decoder) tool(f *file, k, v *yaml.Node) *Tool {
 	d.toolPolicy(f, v, t, path)
 	d.toolPause(f, v, t, path)
 	d.toolAction(f, v, t, path)
+	d.toolPreview(f, v, t, path)
 	d.toolReads(f, v, t, path)
 	return t
 }
@@ -106,10 +107,7 @@ func (d *decoder) toolAction(f *file, v *yaml.Node, t *Tool, path string) {
 		t.Output = d.template(f, out, actionVars)
 	}
 	if n := field(v, "exec"); n != nil && n.Kind == yaml.MappingNode {
-		t.Exec = d.exec(f, n, path+".exec")
-		if !t.Exec.Shell && !d.trusted {
-			d.optionPlaceholders(f, items(field(n, "command")), t, path+".exec.command")
-		}
+		t.Exec = d.execAction(f, n, t, path+".exec")
 	}
 	if n := field(v, "http"); n != nil && n.Kind == yaml.MappingNode {
 		t.HTTP = d.http(f, n, path+".http")
@@ -125,6 +123,16 @@ func (d *decoder) toolAction(f *file, v *yaml.Node, t *Tool, path string) {
 			}
 		}
 	}
+}
+
+// execAction decodes an exec action of tool t (its own, or its
+// preview's), with the check of placeholders where options go.
+func (d *decoder) execAction(f *file, n *yaml.Node, t *Tool, path string) *Exec {
+	e := d.exec(f, n, path)
+	if !e.Shell && !d.trusted {
+		d.optionPlaceholders(f, items(field(n, "command")), t, path+".command")
+	}
+	return e
 }
 
 func (d *decoder) exec(f *file, n *yaml.Node, path string) *Exec {

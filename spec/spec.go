@@ -198,6 +198,9 @@ type Tool struct {
 	// Escalation is what happens while a call waits: reminders, more
 	// approvers, a final decision; empty: the agent's.
 	Escalation []EscalationStep
+	// Preview is what runs before a call waits for a human, to show
+	// what it would change (docs/previews.md); nil: none.
+	Preview *Preview
 }
 
 // Kind names the kind of the tool's declaration, the toolkit that

@@ -175,6 +175,7 @@ func printPending(w io.Writer, prefix string, p engine.PendingView, expire strin
 	}
 	printRules(w, pad, p.Gate)
 	printAction(w, pad, p.Action)
+	printCallPreview(w, pad, p.Preview, p.PreviewDrift)
 }
 
 // runFlags are the flags of the commands that advance a run.

@@ -19,6 +19,12 @@ type Gate struct {
 	// Shadow are the shadow rules that matched: what they would have
 	// decided, not enforced.
 	Shadow []RuleRecord `json:"shadow,omitempty"`
+	// Preview is what the tool's preview showed for the call, run as it
+	// started waiting (or again: a drift, a retry).
+	Preview *Preview `json:"preview,omitempty"`
+	// Drift, when set, is the preview approved before, which a run just
+	// before execution contradicted: the call waits for a new decision.
+	Drift *Drift `json:"drift,omitempty"`
 }
 
 // Verdict is what the gate decided.
@@ -66,7 +72,7 @@ const (
 
 // Zero reports whether the gate recorded nothing.
 func (g Gate) Zero() bool {
-	return g.Verdict == "" && len(g.Reasons) == 0 && g.Rule == nil && len(g.Shadow) == 0
+	return g.Verdict == "" && len(g.Reasons) == 0 && g.Rule == nil && len(g.Shadow) == 0 && g.Preview == nil && g.Drift == nil
 }
 
 // EncodeGate is how a gate is stored: its JSON, "" for none.

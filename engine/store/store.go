@@ -334,6 +334,9 @@ type Move struct {
 	Payload       json.RawMessage // when To is pending with KindSuspend
 	ResumeSchema  json.RawMessage // likewise: what resume data must satisfy
 	Deadline      time.Time       // when To is pending: when it expires
+	// Gate, when set, replaces the call's gate and clears its count of
+	// approvals: a call held for a new decision (a preview that drifted).
+	Gate *Gate
 }
 
 // Writes are writes that Apply commits together: a process holds back
@@ -550,6 +553,11 @@ type Store interface {
 	// Escalations returns the steps that happened to the calls of the
 	// given runs, by run id, in the order they happened.
 	Escalations(ctx context.Context, runIDs []string) (map[string][]*Escalation, error)
+	// Regate replaces the gate of a call waiting for approval, provided
+	// it still waits and its gate is still old (as EncodeGate stores
+	// it): a preview run again. It fails with a *ConflictError
+	// otherwise.
+	Regate(ctx context.Context, runID, callID string, old, gate Gate, ev ...Event) error
 	// AwaitingApproval returns the ids of the runs with a call waiting
 	// for approval, in order.
 	AwaitingApproval(ctx context.Context) ([]string, error)

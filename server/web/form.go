@@ -127,12 +127,14 @@ func unescape(s string) string {
 // funcs are the templates' functions.
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"pretty": func(b json.RawMessage) string { return pretty(b) },
-		"vis":    visible,
-		"stamp":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"age":    func(t time.Time) string { return age(time.Now(), t) },
-		"join":   strings.Join,
-		"short":  func(id string) string { return id[:min(len(id), 10)] },
+		"pretty":  func(b json.RawMessage) string { return pretty(b) },
+		"preview": previewOf,
+		"drift":   driftOf,
+		"vis":     visible,
+		"stamp":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"age":     func(t time.Time) string { return age(time.Now(), t) },
+		"join":    strings.Join,
+		"short":   func(id string) string { return id[:min(len(id), 10)] },
 		"val": func(vs map[string][]string, k string) string {
 			if v := vs[k]; len(v) > 0 {
 				return v[len(v)-1]

@@ -263,7 +263,8 @@ func idleIn(ctx context.Context, tx *txn, runID string) error {
 // to a result (an interruption's moment is not the tool's end).
 const moveSQL = `UPDATE calls SET status = ?, result = ?, result_object = ?, kind = ?, payload = COALESCE(?, payload),
 		resume_schema = COALESCE(?, resume_schema), deadline = ?, updated_at = ?,
-		started_at = COALESCE(?, started_at), finished_at = ?
+		started_at = COALESCE(?, started_at), finished_at = ?,
+		gate = COALESCE(?, gate), approvals = CASE WHEN ? = 1 THEN 0 ELSE approvals END
 		WHERE run_id = ? AND call_id = ? AND status = ?
 		AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND owner = ?)`
 
@@ -276,8 +277,12 @@ func moveArgs(now time.Time, lease store.Lease, m store.Move) []any {
 	case m.From == store.CallExecuting && (m.To == store.CallSucceeded || m.To == store.CallFailed):
 		finished = ms(now)
 	}
+	var gate any
+	if m.Gate != nil {
+		gate = store.EncodeGate(*m.Gate)
+	}
 	return []any{m.To, m.Result, flag(m.ResultObject), m.Kind, text(m.Payload), text(m.ResumeSchema), msOrNil(m.Deadline), ms(now),
-		started, finished, m.RunID, m.CallID, m.From, m.RunID, lease.Owner}
+		started, finished, gate, flag(m.Gate != nil), m.RunID, m.CallID, m.From, m.RunID, lease.Owner}
 }
 
 // MoveCall implements store.Store.

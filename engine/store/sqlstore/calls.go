@@ -433,11 +433,13 @@ func approval(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (l
 		return false, err
 	}
 	// A decision counts against the person it names and the principal
-	// that made it: neither supplies two approvals of one call.
+	// that made it: neither supplies two approvals of one call. An
+	// approval of a preview since replaced (its data, the digest: a
+	// drift cleared it) no longer counts.
 	var by, principal string
 	err = tx.QueryRowContext(ctx, `SELECT by_name, os_user FROM decisions WHERE run_id = ? AND call_id = ? AND action = 'approve'
-		AND (by_name IN (?, ?) OR os_user IN (?, ?)) LIMIT 1`,
-		d.RunID, d.CallID, d.By, d.OSUser, d.By, d.OSUser).Scan(&by, &principal)
+		AND (by_name IN (?, ?) OR os_user IN (?, ?)) AND COALESCE(data, '') = ? LIMIT 1`,
+		d.RunID, d.CallID, d.By, d.OSUser, d.By, d.OSUser, string(d.Data)).Scan(&by, &principal)
 	if err == nil {
 		who := by
 		if principal != by {

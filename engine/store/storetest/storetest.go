@@ -61,6 +61,7 @@ func Run(t *testing.T, b Backend) {
 		{"DecideOnce", testDecideOnce},
 		{"ApprovedStaysApproved", testApprovedStaysApproved},
 		{"OnePrincipal", testOnePrincipal},
+		{"PreviewHold", testPreviewHold},
 		{"Stalled", testStalled},
 		{"DecideClaims", testDecideClaims},
 		{"CallLedger", testCallLedger},
