@@ -183,12 +183,14 @@ func (m *docIDs) find(id string) (string, bool) {
 	return "", false
 }
 
-// mapIDs replaces each run id the doc shows with the same length of the
-// real one it stands for, when known.
+// mapIDs replaces each run id the doc shows with the whole real one it
+// stands for, when known.
 func mapIDs(s string, ids *docIDs) string {
 	return docID.ReplaceAllStringFunc(s, func(id string) string {
-		if real, ok := ids.find(id); ok && len(real) >= len(id) {
-			return real[:len(id)]
+		if real, ok := ids.find(id); ok {
+			// The whole id: runs made in the same millisecond share a
+			// longer prefix than the doc's.
+			return real
 		}
 		return id
 	})
