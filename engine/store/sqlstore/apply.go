@@ -175,6 +175,7 @@ func checkpointIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease
 		if err != nil {
 			return err
 		}
+		tx.denied(r.ID, c, now)
 	}
 	return nil
 }
@@ -283,7 +284,7 @@ func moveArgs(now time.Time, lease store.Lease, m store.Move) []any {
 // MoveCall implements store.Store.
 func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
 	now := s.now()
-	if len(ev) == 0 {
+	if len(ev) == 0 && m.From != store.CallExecuting { // an outcome goes into the audit chain
 		// One conditional statement is atomic by itself: no transaction
 		// around it, one round trip (the move to executing, before a
 		// tool starts). A miss goes the long way, to say why.
@@ -317,5 +318,6 @@ func moveIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, m st
 	} else if err != nil {
 		return err
 	}
+	tx.outcome(m, now)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/chain"
 )
 
 const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, result_object, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at, needed, approvals, started_at, finished_at`
@@ -122,6 +123,8 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 		} else if err != nil {
 			return err
 		}
+		tx.audit(chain.Record{Kind: chain.KindOutcome, RunID: m.RunID, CallID: m.CallID, Status: string(m.To),
+			Result: chain.Result(m.Result), At: ms(now)})
 		if err := appendEvents(ctx, tx, now, ev); err != nil {
 			return err
 		}
@@ -410,10 +413,15 @@ func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (boo
 			return false, err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Via, d.Reason,
-		text(d.ArgsBefore), text(d.ArgsAfter), text(d.Data), ms(now))
-	return moved, err
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Via, d.Reason,
+		text(d.ArgsBefore), text(d.ArgsAfter), text(d.Data), ms(now)).Scan(&id)
+	if err != nil {
+		return false, err
+	}
+	tx.audit(decisionRecord(id, d, ms(now)))
+	return moved, nil
 }
 
 // approval counts one of the several approvals a call needs: it refuses
