@@ -62,9 +62,13 @@ func VerifyExport(r io.Reader, pub ed25519.PublicKey) (Report, *SignedHead, erro
 		rep.Problem = &Problem{Seq: head.Seq, Why: "the signed head: " + err.Error()}
 		return rep, head, nil
 	}
-	if head.Seq != rep.Head.Seq || head.Hash != rep.Head.Hash {
+	end := rep.Head
+	if rep.Records == 0 {
+		end.Hash = Genesis
+	}
+	if head.Seq != end.Seq || head.Hash != end.Hash {
 		rep.Problem = &Problem{Seq: head.Seq, Why: fmt.Sprintf("the signed head is record %d, hash %s; the export ends at record %d, hash %s: the chain was rewritten or cut",
-			head.Seq, short(head.Hash), rep.Head.Seq, short(rep.Head.Hash))}
+			head.Seq, short(head.Hash), end.Seq, short(end.Hash))}
 	}
 	return rep, head, nil
 }
