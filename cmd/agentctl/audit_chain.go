@@ -25,7 +25,10 @@ store, against the chain; with --pubkey, their signatures too. It prints
 that does not match and why, and exits 1.
 
 With an EXPORT file (agentctl audit export --signed) and --pubkey, it
-verifies the export alone, on any machine, without a database.
+verifies the export alone, on any machine, without a database. With
+--against FILE (an export, or a head a webhook received), it checks the
+database's chain against the head signed in it: a rewrite of the whole
+chain since then shows.
 
 What it cannot see: a rewrite of the whole chain made consistently, after
 the last head signed elsewhere; keep signed heads away from the database
@@ -34,10 +37,11 @@ the last head signed elsewhere; keep signed heads away from the database
 Examples:
   agentctl audit verify
   agentctl audit verify --pubkey audit.pub
-  agentctl audit verify --pubkey audit.pub audit-2026-12.jsonl`
+  agentctl audit verify --pubkey audit.pub audit-2026-12.jsonl
+  agentctl audit verify --pubkey audit.pub --against audit-2026-12.jsonl`
 
 func (a *app) auditVerifyCmd() *cobra.Command {
-	var pubFile, out string
+	var pubFile, out, against string
 	cmd := &cobra.Command{
 		Use:   "verify [--pubkey FILE] [EXPORT]",
 		Short: "Check that the audit chain was not altered",
@@ -72,10 +76,19 @@ func (a *app) auditVerifyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if against != "" {
+				if pub == nil {
+					return usageErr(errors.New("--against: checking a signed head needs its public key: --pubkey audit.pub"))
+				}
+				if err := checkAgainst(cmd.Context(), db, rep, against, pub); err != nil {
+					return err
+				}
+			}
 			return a.printChain(rep, out)
 		},
 	}
 	cmd.Flags().StringVar(&pubFile, "pubkey", "", "the public key (audit.pub) that checks the signed heads: of the database's checkpoints, or of `FILE`'s export")
+	cmd.Flags().StringVar(&against, "against", "", "also check the database's chain against the head signed in `FILE` (an export, or a published head): a rewrite since shows")
 	cmd.Flags().StringVarP(&out, "output", "o", "text", "output format: text or json")
 	return cmd
 }

@@ -266,6 +266,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["sqlhold"] = sqlhold
 	cmds["sqlopen"] = sqlopen
 	cmds["sqlexec"] = sqlexec
+	cmds["chainforge"] = chainforge // chainforge_test.go
 	cmds["garble"] = garble
 	cmds["pidgone"] = pidgone
 	cmds["waitready"] = waitready
