@@ -241,14 +241,14 @@ func writeNew(path string, b []byte, mode os.FileMode) error {
 }
 
 // readSigningKey reads a private key file; its errors never quote it.
-func readSigningKey(path string) (ed25519.PrivateKey, error) {
+func readSigningKey(flag, path string) (ed25519.PrivateKey, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("--key: %w", err))
+		return nil, inputErr(fmt.Errorf("%s: %w", flag, err))
 	}
 	k, err := chain.ParsePrivateKey(b)
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("--key %s: %w", path, err))
+		return nil, inputErr(fmt.Errorf("%s %s: %w", flag, path, err))
 	}
 	return k, nil
 }

@@ -39,7 +39,7 @@ Example:
 			var key ed25519.PrivateKey
 			if signed {
 				var err error
-				if key, err = readSigningKey(keyFile); err != nil {
+				if key, err = readSigningKey("--key", keyFile); err != nil {
 					return err
 				}
 			}
