@@ -35,6 +35,9 @@ type AuditConfig struct {
 type AuditPublish struct {
 	URL    string `yaml:"url"`    // or ${{ env.NAME }}
 	Secret string `yaml:"secret"` // ${{ env.NAME }}: whsec_...
+	// AllowPrivate lets it post to an internal address (loopback,
+	// private network), as a notify target's allowPrivate.
+	AllowPrivate bool `yaml:"allowPrivate"`
 }
 
 // DefaultAuditEvery is how often the head is signed unless audit.every
@@ -99,7 +102,7 @@ func (ac *AuditConfig) PublishWebhook(env func(string) (string, bool)) (*notify.
 	if pb == nil {
 		return nil, nil
 	}
-	w := &notify.Webhook{URL: pb.URL}
+	w := &notify.Webhook{URL: pb.URL, AllowPrivate: pb.AllowPrivate}
 	if name, ok := notify.EnvName(pb.URL); ok {
 		v, set := env(name)
 		if !set || v == "" {

@@ -14,8 +14,8 @@ import (
 	"github.com/agentctl/agentctl/engine/store/sqlstore"
 )
 
-// signedHeadIn reads the last signed head of a file: an export's
-// {"signedHead": ...} line, or a head as a webhook received it.
+// signedHeadIn reads the last signed head of a file of JSON lines (an
+// export, or the heads a webhook received: headOf).
 func signedHeadIn(path string) (*chain.SignedHead, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -26,19 +26,8 @@ func signedHeadIn(path string) (*chain.SignedHead, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	var head *chain.SignedHead
 	for sc.Scan() {
-		var l struct {
-			SignedHead *chain.SignedHead `json:"signedHead"`
-			Signature  string            `json:"signature"`
-		}
-		if json.Unmarshal(sc.Bytes(), &l) != nil {
-			continue
-		}
-		if l.SignedHead != nil {
-			head = l.SignedHead
-		} else if l.Signature != "" {
-			var h chain.SignedHead
-			json.Unmarshal(sc.Bytes(), &h)
-			head = &h
+		if h := headOf(sc.Bytes()); h != nil {
+			head = h
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -48,6 +37,31 @@ func signedHeadIn(path string) (*chain.SignedHead, error) {
 		return nil, inputErr(fmt.Errorf("--against %s: %w", path, errors.New("no signed head in it")))
 	}
 	return head, nil
+}
+
+// headOf is the signed head a JSON line holds: an export's
+// {"signedHead": ...}, a head as posted ({"type": "audit.head", ...}),
+// or a receiver's log of one ({"body": ...}); nil: none.
+func headOf(line []byte) *chain.SignedHead {
+	var l struct {
+		SignedHead *chain.SignedHead `json:"signedHead"`
+		Signature  string            `json:"signature"`
+		Body       json.RawMessage   `json:"body"`
+	}
+	if json.Unmarshal(line, &l) != nil {
+		return nil
+	}
+	switch {
+	case l.SignedHead != nil:
+		return l.SignedHead
+	case l.Signature != "":
+		var h chain.SignedHead
+		json.Unmarshal(line, &h)
+		return &h
+	case len(l.Body) > 0 && l.Body[0] == '{':
+		return headOf(l.Body)
+	}
+	return nil
 }
 
 // checkAgainst checks the database's chain against the head signed in
