@@ -157,13 +157,16 @@ func (a *app) printChainText(rep *store.ChainReport, problems []string) {
 		for _, p := range problems[1:] {
 			fmt.Fprintf(w, "also: %s\n", p)
 		}
-		if rep.Records > 0 {
-			fmt.Fprintf(w, "the %d records before it are intact, up to record %d, hash %s\n", rep.Records, rep.Head.Seq, rep.Head.Hash)
+		switch {
+		case rep.Problem != nil && rep.Records > 0:
+			fmt.Fprintf(w, "intact before it: %s, up to hash %s\n", records(rep.Records), rep.Head.Hash)
+		case rep.Problem == nil:
+			fmt.Fprintf(w, "the chain itself: %s, intact, head %s\n", records(rep.Records), rep.Head.Hash)
 		}
 	case rep.Records == 0:
 		fmt.Fprintln(w, "0 records: the chain is empty")
 	default:
-		fmt.Fprintf(w, "%d records, chain intact, head %s\n", rep.Records, rep.Head.Hash)
+		fmt.Fprintf(w, "%s, chain intact, head %s\n", records(rep.Records), rep.Head.Hash)
 	}
 	if rep.Records > 0 && rep.Unchained > 0 {
 		fmt.Fprintf(w, "the chain starts at record %d, %s; decisions before it (%d) are not chained\n",
@@ -179,12 +182,16 @@ func (a *app) printChainText(rep *store.ChainReport, problems []string) {
 		fmt.Fprintf(w, "%s pruned at %s: their hashes are kept\n", what, chain.Stamp(r.At))
 	}
 	switch h := rep.Latest; {
-	case h != nil && len(problems) == 0:
+	case len(problems) > 0:
+	case h != nil:
 		fmt.Fprintf(w, "signed heads: %d, the latest at record %d, signed %s with key %s\n", rep.Checkpoints, h.Seq, chain.Stamp(h.At), h.Key)
-	case h == nil && rep.Records > 0:
+	case rep.Records > 0:
 		fmt.Fprintln(w, "no signed head: a rewrite of the whole chain would go unseen (docs/audit.md: sign heads)")
 	}
 }
+
+// records is "1 record" or "N records".
+func records(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "record", "records")) }
 
 func (a *app) auditKeygenCmd() *cobra.Command {
 	return &cobra.Command{
