@@ -34,8 +34,8 @@ func verify(e *env, cs store.ChainStore, pub ed25519.PublicKey) *store.ChainRepo
 }
 
 // chainFixture writes one record of each kind: two decisions (one with a
-// reason holding NUL and invalid UTF-8), a refusal, an escalation and an
-// outcome; it returns the number of records.
+// reason holding NUL and invalid UTF-8), a refusal, an escalation, an
+// outcome and a rule denial; it returns the number of records.
 func chainFixture(e *env, s store.Store) int {
 	e.t.Helper()
 	newRun(e, s, "01A", lease, store.CallPending, store.CallPending)
@@ -54,7 +54,13 @@ func chainFixture(e *env, s store.Store) int {
 	}
 	must(e, s.MoveCall(e.ctx, lease, start("01A", "call_1")))
 	must(e, s.MoveCall(e.ctx, lease, store.Move{RunID: "01A", CallID: "call_1", From: store.CallExecuting, To: store.CallSucceeded, Result: "ok"}))
-	return 5
+	r, err := s.Run(e.ctx, "01A")
+	must(e, err)
+	r.Step = 2
+	denied := &store.Call{ID: "call_3", Seq: 3, Step: 2, Tool: "restart", Args: []byte(`{}`), Status: store.CallDeclined, Result: "denied",
+		Gate: store.Gate{Verdict: store.GateDenied, Rule: &store.RuleRecord{Name: "freeze", Effect: "deny", Reason: "change freeze"}}}
+	must(e, s.Checkpoint(e.ctx, lease, r, []*store.Call{denied}))
+	return 6
 }
 
 // testChain: each decision, refusal, escalation and outcome is a record
@@ -79,7 +85,7 @@ func testChain(e *env) {
 	for _, l := range links {
 		kinds = append(kinds, l.Kind)
 	}
-	if got := strings.Join(kinds, " "); got != "escalation decision decision decision outcome" {
+	if got := strings.Join(kinds, " "); got != "escalation decision decision decision outcome rule-denied" {
 		e.e("kinds: %s", got)
 	}
 	if r := string(links[2].Record); !strings.Contains(r, "\"reason\":\"\ufdd0\\\"ok\\\\x00 \\\\xff\\\\xfe\\\"\"") {
@@ -87,6 +93,9 @@ func testChain(e *env) {
 	}
 	if r := string(links[1].Record); !strings.Contains(r, `"reason":"not\u0000 an approver"`) {
 		e.e("a reason with NUL: %s", r)
+	}
+	if r := string(links[5].Record); !strings.Contains(r, `"rule":"freeze"`) || !strings.Contains(r, `"reason":"change freeze"`) {
+		e.e("a rule denial: %s", r)
 	}
 	h, ok, err := cs.ChainHead(e.ctx)
 	if err != nil || !ok || h.Seq != int64(n) || h.Hash != rep.Head.Hash {
@@ -211,7 +220,7 @@ func testChainCheckpoints(e *env) {
 		e.t.Fatalf("checkpoint: %+v %v", rep, rep.Checkpoint)
 	}
 	// The last record removed: the chain alone is consistent.
-	if _, err := db.ExecContext(e.ctx, `DELETE FROM audit_chain WHERE seq = 5`); err != nil {
+	if _, err := db.ExecContext(e.ctx, `DELETE FROM audit_chain WHERE seq = 6`); err != nil {
 		e.t.Fatal(err)
 	}
 	rep := verify(e, cs, pub)
