@@ -28,14 +28,7 @@ func chainforge(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: chainforge [-checkpoints] FILE|URL ACTION REASON")
 	}
-	driver, dsn, pg := "sqlite", args[0], postgres.IsURL(args[0])
-	if pg {
-		driver = "pgx"
-	} else {
-		dsn = ts.MkAbs(dsn)
-	}
-	db, err := sql.Open(driver, dsn)
-	ts.Check(err)
+	db, pg := scriptDB(ts, args[0])
 	defer db.Close()
 	q := func(s string) string { // ? to $n on PostgreSQL
 		for n := 1; pg && strings.Contains(s, "?"); n++ {
@@ -45,7 +38,7 @@ func chainforge(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var id int64
 	ts.Check(db.QueryRow(q(`SELECT max(id) FROM decisions WHERE action = ?`), args[1]).Scan(&id))
-	_, err = db.Exec(q(`UPDATE decisions SET reason = ? WHERE id = ?`), args[2], id)
+	_, err := db.Exec(q(`UPDATE decisions SET reason = ? WHERE id = ?`), args[2], id)
 	ts.Check(err)
 	if drop {
 		_, err = db.Exec(`DELETE FROM audit_checkpoints`)
@@ -98,6 +91,20 @@ func chainforge(ts *testscript.TestScript, neg bool, args []string) {
 	if !forged {
 		ts.Fatalf("chainforge: decision %d is not in the chain", id)
 	}
+}
+
+// scriptDB opens a script's database: a PostgreSQL URL, or a SQLite
+// file in the script's directory; pg says which.
+func scriptDB(ts *testscript.TestScript, dsn string) (db *sql.DB, pg bool) {
+	driver, pg := "sqlite", postgres.IsURL(dsn)
+	if pg {
+		driver = "pgx"
+	} else {
+		dsn = ts.MkAbs(dsn)
+	}
+	db, err := sql.Open(driver, dsn)
+	ts.Check(err)
+	return db, pg
 }
 
 // linkHash reads the stored hash of the link at seq.
