@@ -12,6 +12,7 @@
 package chain
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -62,13 +63,52 @@ type Record struct {
 	At   int64  `json:"at"`
 }
 
-// Canonical is r's canonical JSON.
+// Canonical is r's canonical JSON (RFC 8785): what jcs.Marshal writes
+// of r, written directly, members in the order of their names (ASCII,
+// so UTF-16 order is byte order), empty ones left out as omitempty
+// does.
 func (r Record) Canonical() ([]byte, error) {
-	for _, s := range []*string{&r.RunID, &r.CallID, &r.Action, &r.By, &r.OSUser, &r.Via, &r.Reason,
-		&r.ArgsBefore, &r.ArgsAfter, &r.Data, &r.Status, &r.Rule} {
-		*s = Text(*s)
+	var b bytes.Buffer
+	b.Grow(256 + len(r.Reason) + len(r.ArgsBefore) + len(r.ArgsAfter) + len(r.Data))
+	b.WriteByte('{')
+	str := func(k, v string, always bool) {
+		if v == "" && !always {
+			return
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + k + `":`)
+		jcs.String(&b, Text(v))
 	}
-	return jcs.Marshal(r)
+	num := func(k string, v int64, always bool) {
+		if v == 0 && !always {
+			return
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + k + `":` + strconv.FormatInt(v, 10))
+	}
+	str("action", r.Action, false)
+	str("argsAfter", r.ArgsAfter, false)
+	str("argsBefore", r.ArgsBefore, false)
+	num("at", r.At, true)
+	str("by", r.By, false)
+	str("call", r.CallID, false)
+	str("data", r.Data, false)
+	num("decision", r.Decision, false)
+	str("kind", r.Kind, true)
+	str("osUser", r.OSUser, false)
+	str("reason", r.Reason, false)
+	str("resultSha256", r.Result, false)
+	str("rule", r.Rule, false)
+	str("run", r.RunID, true)
+	str("status", r.Status, false)
+	num("step", int64(r.Step), false)
+	str("via", r.Via, false)
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // textMark begins a string Text changed (a Unicode noncharacter).
