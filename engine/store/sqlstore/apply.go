@@ -321,3 +321,13 @@ func moveIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, m st
 	tx.outcome(m, now)
 	return nil
 }
+
+// holds checks that lease holds the run.
+func holds(ctx context.Context, tx *txn, lease store.Lease, runID string) error {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ? AND owner = ?`, runID, lease.Owner).Scan(&n)
+	if err == nil && n != 1 {
+		err = store.ErrLeaseLost
+	}
+	return err
+}

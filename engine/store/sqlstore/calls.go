@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
-	"github.com/agentctl/agentctl/engine/store/chain"
 )
 
 const callCols = `run_id, call_id, seq, step, tool, args, status, kind, result, result_object, gate, gate_error, payload, resume, resume_schema, deadline, created_at, updated_at, needed, approvals, started_at, finished_at`
@@ -123,8 +122,7 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 		} else if err != nil {
 			return err
 		}
-		tx.audit(chain.Record{Kind: chain.KindOutcome, RunID: m.RunID, CallID: m.CallID, Status: string(m.To),
-			Result: chain.Result(m.Result), At: ms(now)})
+		tx.audit(outcomeRecord(m, now)) // a delegation's outcome
 		if err := appendEvents(ctx, tx, now, ev); err != nil {
 			return err
 		}
@@ -494,16 +492,6 @@ func retryVote(ctx context.Context, tx *txn, d *store.Decision) (last bool, err 
 				d.By, d.Needed, d.Needed, votes, d.Needed)}
 	}
 	return votes+1 >= d.Needed, nil
-}
-
-// holds checks that lease holds the run.
-func holds(ctx context.Context, tx *txn, lease store.Lease, runID string) error {
-	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ? AND owner = ?`, runID, lease.Owner).Scan(&n)
-	if err == nil && n != 1 {
-		err = store.ErrLeaseLost
-	}
-	return err
 }
 
 // conflict builds the error for a transition that found the call in

@@ -106,9 +106,15 @@ func (t *txn) outcome(m store.Move, now time.Time) {
 	}
 	switch m.To {
 	case store.CallSucceeded, store.CallFailed, store.CallInterrupted:
-		t.audit(chain.Record{Kind: chain.KindOutcome, RunID: m.RunID, CallID: m.CallID, Status: string(m.To),
-			Result: chain.Result(m.Result), At: ms(now)})
+		t.audit(outcomeRecord(m, now))
 	}
+}
+
+// outcomeRecord is the chain's record of a call's end, move m: its
+// status and the SHA-256 of its result.
+func outcomeRecord(m store.Move, now time.Time) chain.Record {
+	return chain.Record{Kind: chain.KindOutcome, RunID: m.RunID, CallID: m.CallID, Status: string(m.To),
+		Result: chain.Result(m.Result), At: ms(now)}
 }
 
 // denied queues the record of a new call a policy rule denied.
