@@ -243,6 +243,16 @@ type Webhook struct {
 // the target as scheme://host/path, never its userinfo or query, the key
 // or the body sent.
 func (w Webhook) Send(ctx context.Context, m *Message, now time.Time) error {
+	if m == nil {
+		return w.SendJSON(ctx, "", nil, now)
+	}
+	return w.SendJSON(ctx, m.ID, m.Body(), now)
+}
+
+// SendJSON makes one attempt to deliver body, a JSON document, with
+// webhook-id id, as Send delivers a message's (nil body: no message).
+// The audit chain's signed heads go this way.
+func (w Webhook) SendJSON(ctx context.Context, id string, body []byte, now time.Time) error {
 	u, err := parseTarget(w.URL)
 	if err != nil {
 		return &SendError{Target: "webhook", Permanent: true, Err: err}
@@ -252,19 +262,18 @@ func (w Webhook) Send(ctx context.Context, m *Message, now time.Time) error {
 		name, hide = "webhook "+w.Name, append(hidden(u, true), u.Host, u.Hostname())
 	}
 	switch {
-	case m == nil:
+	case body == nil:
 		return &SendError{Target: name, Permanent: true, Err: errors.New("no message")}
-	case !validID(m.ID):
+	case !validID(id):
 		return &SendError{Target: name, Permanent: true, Err: errors.New("the message ID is empty, too long, or holds '.', a space or a control character")}
 	}
 	if err := checkKey(w.Key); err != nil {
 		return &SendError{Target: name, Permanent: true, Err: err}
 	}
-	body := m.Body()
 	h := http.Header{}
-	h.Set(HeaderID, m.ID)
+	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	h.Set(HeaderSignature, Sign(w.Key, m.ID, now, body))
+	h.Set(HeaderSignature, Sign(w.Key, id, now, body))
 	return post(ctx, sendClient(w.Client, w.AllowPrivate), u, h, body, now, name, hide)
 }
 

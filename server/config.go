@@ -99,6 +99,8 @@ type Config struct {
 	Prune *PruneConfig `yaml:"prune"`
 	// Uploads is what a spec uploaded with a run may use.
 	Uploads UploadsConfig `yaml:"uploads"`
+	// Audit signs the audit chain's head (docs/audit.md); nil: unsigned.
+	Audit *AuditConfig `yaml:"audit"`
 
 	path      string           // the file read, for messages
 	socketMod os.FileMode      // SocketMode parsed
@@ -321,6 +323,7 @@ func (c *Config) check(p *checker, root *yaml.Node) {
 	c.checkNotify(p, root)
 	c.checkSlack(p, root)
 	c.checkPrune(p, root)
+	c.checkAudit(p, root)
 	c.checkUploads(p, root)
 }
 

@@ -107,6 +107,13 @@ func (c *Config) Secrets() map[string]string {
 		add(sc.SigningSecret, "slack.signingSecret")
 		add(sc.BotToken, "slack.botToken")
 	}
+	if ac := c.Audit; ac != nil {
+		add(ac.SigningKey, "audit.signingKey")
+		if ac.Publish != nil {
+			add(ac.Publish.URL, "audit.publish.url")
+			add(ac.Publish.Secret, "audit.publish.secret")
+		}
+	}
 	for i, t := range c.Notify {
 		if w := t.Webhook; w != nil {
 			add(w.URL, fmt.Sprintf("notify[%d].webhook.url", i))

@@ -17,7 +17,7 @@ var specKeys = []string{"models", "tools", "agents", "policy"}
 func ServerConfigKeys() []string {
 	return []string{"specs", "listen", "socket", "socketMode", "socketGroup", "db", "tls",
 		"readers", "runners", "authors", "approvers", "delegates", "names", "trustProxyHeader",
-		"proxyUsers", "limits", "rateLimit", "concurrency", "publicURL", "notify", "slack", "prune", "uploads"}
+		"proxyUsers", "limits", "rateLimit", "concurrency", "publicURL", "notify", "slack", "prune", "uploads", "audit"}
 }
 
 // notSpec tells what a YAML document is when it is not an agentctl spec,

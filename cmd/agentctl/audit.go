@@ -88,6 +88,8 @@ func (a *app) auditCmd() *cobra.Command {
 	cmd.Flags().StringVar(&agent, "agent", "", "only decisions in runs of agent `NAME` and in the runs below them (its sub-agents')")
 	cmd.Flags().BoolVar(&rootOnly, "root-only", false, "with --agent: only decisions in the agent's own runs, not its sub-agents'")
 	cmd.Flags().StringVarP(&out, "output", "o", "text", "output format: text, json or csv")
+	// The tamper-evident chain (audit_chain.go, audit_export.go).
+	cmd.AddCommand(a.auditVerifyCmd(), a.auditKeygenCmd(), a.auditExportCmd())
 	return cmd
 }
 

@@ -26,7 +26,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentctl/agentctl/engine/model/modeltest"
-	"github.com/agentctl/agentctl/engine/store/postgres"
 	"github.com/agentctl/agentctl/engine/store/postgres/pgtest"
 	"github.com/agentctl/agentctl/internal/scenario"
 	"github.com/agentctl/agentctl/toolkits/mcp/demoserver"
@@ -266,6 +265,7 @@ func testCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	cmds["sqlhold"] = sqlhold
 	cmds["sqlopen"] = sqlopen
 	cmds["sqlexec"] = sqlexec
+	cmds["chainforge"] = chainforge // chainforge_test.go
 	cmds["garble"] = garble
 	cmds["pidgone"] = pidgone
 	cmds["waitready"] = waitready
@@ -420,16 +420,9 @@ func sqlexec(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: [!] sqlexec FILE|URL SQL")
 	}
-	driver, dsn := "sqlite", args[0]
-	if postgres.IsURL(dsn) {
-		driver = "pgx"
-	} else {
-		dsn = ts.MkAbs(dsn)
-	}
-	db, err := sql.Open(driver, dsn)
-	ts.Check(err)
+	db, _ := scriptDB(ts, args[0]) // chainforge_test.go
 	defer db.Close()
-	_, err = db.Exec(args[1])
+	_, err := db.Exec(args[1])
 	switch {
 	case neg && err == nil:
 		ts.Fatalf("sqlexec: the statement succeeded")

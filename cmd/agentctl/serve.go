@@ -193,6 +193,10 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
+	signing, err := serveSigning(cfg) // audit: signingKey (audit_sign.go)
+	if err != nil {
+		return err
+	}
 	// Bound first: a port taken or a socket refused is said as such, and
 	// leaves no database created.
 	lns, base, tlsCfg, err := serveListeners(cfg)
@@ -256,6 +260,7 @@ func (a *app) serve(ctx context.Context, f serveFlags, flagged func(string) bool
 	if err != nil {
 		return err
 	}
+	defer startSigning(ctx, db, signing, "serve", log)() // after the pool: the last head at shutdown
 	defer a.watchReload(specs, log)()
 	if err := a.announce(ctx, f, ss, base); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/agentctl/agentctl/engine/model"
 	"github.com/agentctl/agentctl/engine/store/backend"
 	"github.com/agentctl/agentctl/internal/duration"
+	"github.com/agentctl/agentctl/server"
 )
 
 const workerHelp = `Advance runs left for a worker, until stopped: runs started with
@@ -36,6 +37,11 @@ it claims nothing more, the tool in flight finishes for up to --grace
 running after that, or at a second signal, is killed and its call
 recorded interrupted (retry or resolve it).
 
+With --audit-key FILE (agentctl audit keygen's audit.key), a worker signs
+the audit chain's head every --audit-every (default 5m) and at exit, and
+stores it in the database: agentctl audit verify checks the chain against
+it (docs/audit.md).
+
 Logs go to standard error, one line per event (--log-format json for
 JSON lines).
 
@@ -51,6 +57,8 @@ type workerFlags struct {
 	lease       time.Duration
 	poll        time.Duration
 	exitIdle    bool
+	auditKey    string        // signs the audit chain's head (audit_sign.go)
+	auditEvery  time.Duration // how often
 }
 
 func (a *app) workerCmd() *cobra.Command {
@@ -68,6 +76,9 @@ func (a *app) workerCmd() *cobra.Command {
 			if f.logFormat != "text" && f.logFormat != "json" {
 				return usageErr(fmt.Errorf("--log-format %q: want text or json", f.logFormat))
 			}
+			if f.auditEvery < time.Second {
+				return usageErr(fmt.Errorf("--audit-every %s: want 1s or more", f.auditEvery))
+			}
 			if f.lease < time.Second {
 				return usageErr(fmt.Errorf("--lease %s: want 1s or more", f.lease))
 			}
@@ -81,6 +92,9 @@ func (a *app) workerCmd() *cobra.Command {
 	cmd.Flags().Var(duration.Value{D: &f.lease}, "lease", "how long a run stays held if this worker stops renewing (dies)")
 	cmd.Flags().Var(duration.Value{D: &f.poll}, "poll", "how often to look for work without a notification (SQLite; a safety net on PostgreSQL)")
 	cmd.Flags().BoolVar(&f.exitIdle, "exit-when-idle", false, "exit once no run is queued, decided or running")
+	f.auditEvery = server.DefaultAuditEvery
+	cmd.Flags().StringVar(&f.auditKey, "audit-key", "", "sign the audit chain's head with the private key in `FILE` (agentctl audit keygen), every --audit-every and at exit")
+	cmd.Flags().Var(duration.Value{D: &f.auditEvery}, "audit-every", "how often --audit-key signs the head, if it changed")
 	return cmd
 }
 
@@ -92,6 +106,14 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 		h = slog.NewJSONHandler(a.stderr, nil)
 	}
 	log := slog.New(h)
+	var signing *headSigning
+	if f.auditKey != "" {
+		key, err := readSigningKey("--audit-key", f.auditKey)
+		if err != nil {
+			return err
+		}
+		signing = &headSigning{key: key, every: f.auditEvery}
+	}
 	db, err := a.store(ctx)
 	if err != nil {
 		return err
@@ -123,6 +145,7 @@ func (a *app) work(ctx context.Context, f workerFlags) error {
 		return err
 	}
 	defer stopOutbox()
+	defer startSigning(ctx, db, signing, "worker", log)() // after the pool: the last head at exit
 	_, err = e.Serve(ctx, opts)
 	return err
 }

@@ -73,6 +73,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		TxStatus:      `SELECT pg_xact_status(CAST(? AS xid8))`,
 		CommitWait:    cmp.Or(opts.CommitWait, 10*time.Second),
 		IdleConns:     8,
+		// One appender of the audit chain at a time, per database.
+		ChainLock: `SELECT pg_advisory_xact_lock(7226136)`,
 	}
 	return sqlstore.New(db, d, sqlstore.Opened{Path: name, Version: version, Known: len(migrations), From: from, Now: opts.Now}), nil
 }
@@ -383,4 +385,6 @@ var migrations = []string{
 	// Escalation: the steps of a waiting call's ladder that happened,
 	// each once.
 	sqlstore.EscalationsMigration(`TEXT COLLATE "C"`, "BIGINT"),
+	// The tamper-evident audit chain and its signed heads.
+	sqlstore.ChainMigration(`TEXT COLLATE "C"`, "BIGINT"),
 }

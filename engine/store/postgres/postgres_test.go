@@ -109,6 +109,7 @@ const (
 	privateSchema  = 11 // tokens and sessions in agentctl_private
 	workerProblems = 12 // workers.problems
 	escalations    = 13 // the escalation steps that happened
+	auditChain     = 14 // the audit chain and its checkpoints
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -131,6 +132,7 @@ func rewind(t *testing.T, db *sqlstore.DB, v int) {
 			DROP SCHEMA agentctl_private`,
 		workerProblems: `ALTER TABLE workers DROP COLUMN problems`,
 		escalations:    `DROP TABLE escalations`,
+		auditChain:     `DROP TABLE audit_chain; DROP TABLE audit_checkpoints`,
 	}
 	_, known := db.Schema()
 	for i := known - 1; i >= v; i-- {

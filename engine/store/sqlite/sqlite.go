@@ -518,6 +518,8 @@ var migrations = []string{
 	// Escalation: the steps of a waiting call's ladder that happened,
 	// each once.
 	sqlstore.EscalationsMigration("TEXT", "INTEGER"),
+	// The tamper-evident audit chain and its signed heads.
+	sqlstore.ChainMigration("TEXT", "INTEGER"),
 }
 
 // resultObjectMigration flags the stored results that have the shape of

@@ -99,6 +99,7 @@ const (
 	requestsTable  = 13 // idempotency keys
 	workerProblems = 14 // workers.problems
 	escalations    = 15 // the escalation steps that happened
+	auditChain     = 16 // the audit chain and its checkpoints
 )
 
 // rewind undoes the migrations after version v, leaving the rows, and
@@ -116,6 +117,7 @@ func rewind(t *testing.T, db *DB, v int) {
 		requestsTable:  `DROP TABLE requests`,
 		workerProblems: `ALTER TABLE workers DROP COLUMN problems`,
 		escalations:    `DROP TABLE escalations`,
+		auditChain:     `DROP TABLE audit_chain; DROP TABLE audit_checkpoints`,
 	}
 	for i := len(migrations) - 1; i >= v; i-- {
 		if _, err := db.SQL().Exec(undo[i]); undo[i] != "" && err != nil {

@@ -175,6 +175,7 @@ func checkpointIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease
 		if err != nil {
 			return err
 		}
+		tx.denied(r.ID, c, now)
 	}
 	return nil
 }
@@ -288,7 +289,7 @@ func moveArgs(now time.Time, lease store.Lease, m store.Move) []any {
 // MoveCall implements store.Store.
 func (s *DB) MoveCall(ctx context.Context, lease store.Lease, m store.Move, ev ...store.Event) error {
 	now := s.now()
-	if len(ev) == 0 {
+	if len(ev) == 0 && m.From != store.CallExecuting { // an outcome goes into the audit chain
 		// One conditional statement is atomic by itself: no transaction
 		// around it, one round trip (the move to executing, before a
 		// tool starts). A miss goes the long way, to say why.
@@ -322,5 +323,16 @@ func moveIn(ctx context.Context, tx *txn, now time.Time, lease store.Lease, m st
 	} else if err != nil {
 		return err
 	}
+	tx.outcome(m, now)
 	return nil
+}
+
+// holds checks that lease holds the run.
+func holds(ctx context.Context, tx *txn, lease store.Lease, runID string) error {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ? AND owner = ?`, runID, lease.Owner).Scan(&n)
+	if err == nil && n != 1 {
+		err = store.ErrLeaseLost
+	}
+	return err
 }

@@ -122,6 +122,7 @@ func (s *DB) Settle(ctx context.Context, lease store.Lease, m store.Move, ev ...
 		} else if err != nil {
 			return err
 		}
+		tx.audit(outcomeRecord(m, now)) // a delegation's outcome
 		if err := appendEvents(ctx, tx, now, ev); err != nil {
 			return err
 		}
@@ -410,10 +411,15 @@ func decide(ctx context.Context, tx *txn, d *store.Decision, now time.Time) (boo
 			return false, err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Via, d.Reason,
-		text(d.ArgsBefore), text(d.ArgsAfter), text(d.Data), ms(now))
-	return moved, err
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, d.RunID, d.CallID, d.Action, d.By, d.OSUser, d.Via, d.Reason,
+		text(d.ArgsBefore), text(d.ArgsAfter), text(d.Data), ms(now)).Scan(&id)
+	if err != nil {
+		return false, err
+	}
+	tx.audit(decisionRecord(id, d, ms(now)))
+	return moved, nil
 }
 
 // approval counts one of the several approvals a call needs: it refuses
@@ -488,16 +494,6 @@ func retryVote(ctx context.Context, tx *txn, d *store.Decision) (last bool, err 
 				d.By, d.Needed, d.Needed, votes, d.Needed)}
 	}
 	return votes+1 >= d.Needed, nil
-}
-
-// holds checks that lease holds the run.
-func holds(ctx context.Context, tx *txn, lease store.Lease, runID string) error {
-	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ? AND owner = ?`, runID, lease.Owner).Scan(&n)
-	if err == nil && n != 1 {
-		err = store.ErrLeaseLost
-	}
-	return err
 }
 
 // conflict builds the error for a transition that found the call in

@@ -65,6 +65,10 @@ type Dialect struct {
 	// Integrity runs the backend's own consistency check and returns the
 	// problems found (none: healthy).
 	Integrity func(context.Context, *sql.DB) ([]string, error)
+	// ChainLock, when set, is run before a transaction appends to the
+	// audit chain, and serialises the appends (PostgreSQL: a transaction
+	// advisory lock); SQLite's writers are serialised already.
+	ChainLock string
 	// Journal describes the journal (doctor).
 	Journal func(context.Context, *sql.DB) string
 }
@@ -178,7 +182,11 @@ func (s *DB) tx(ctx context.Context, f func(*txn) error) error {
 		defer s.stmts.prepare(context.WithoutCancel(ctx), s.db)
 	}
 	t := &txn{tx: tx, s: s}
-	if err := f(t); err != nil {
+	err = f(t)
+	if err == nil {
+		err = t.appendChain(ctx)
+	}
+	if err != nil {
 		tx.Rollback()
 		return err
 	}

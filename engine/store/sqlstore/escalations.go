@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/engine/store/chain"
 )
 
 // EscalationsMigration creates the table of the escalation steps that
@@ -62,6 +63,9 @@ func escalate(ctx context.Context, tx *txn, x *store.Escalation, now time.Time) 
 		return false, err
 	}
 	n, err := res.RowsAffected()
+	if n == 1 {
+		tx.audit(chain.Record{Kind: chain.KindEscalation, RunID: x.RunID, CallID: x.CallID, Step: x.Step, Action: x.Kind, At: ms(at)})
+	}
 	return n == 1, err
 }
 

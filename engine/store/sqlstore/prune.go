@@ -226,6 +226,9 @@ func (s *DB) deleteRuns(ctx context.Context, tx *txn, runs []prunedRun, keep boo
 		}
 		c.Tombstones = n
 	}
+	if err := s.pruneChain(ctx, tx, ids, keep); err != nil {
+		return err
+	}
 	for _, d := range []struct {
 		table, where string
 		n            *int

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"strings"
 	"sync"
+
+	"github.com/agentctl/agentctl/engine/store/chain"
 )
 
 // stmts caches prepared statements by query text: parsing SQL is most of
@@ -106,6 +108,8 @@ type txn struct {
 	// xid is the transaction's id, when lockRun read it (Dialect.TxID):
 	// what a COMMIT whose answer is lost is settled by.
 	xid sql.NullString
+	// chain are the audit records appended when it commits (chain.go).
+	chain []chain.Record
 }
 
 func (t *txn) cached(q string) *sql.Stmt {

@@ -39,6 +39,8 @@ type env struct {
 	ctx   context.Context
 	clock *clock
 	open  func() store.Store
+	// backend makes another fresh database, for a test that needs several.
+	backend Backend
 }
 
 func (e *env) handle() store.Store {
@@ -97,11 +99,13 @@ func Run(t *testing.T, b Backend) {
 		{"AnyText", testAnyText},
 		{"Requests", testRequests}, {"RetryVotes", testRetryVotes},
 		{"Escalations", testEscalations},
+		{"Chain", testChain}, {"ChainTamper", testChainTamper}, {"ChainRace", testChainRace}, {"ChainPrune", testChainPrune},
+		{"ChainCheckpoints", testChainCheckpoints},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-			tc.f(&env{t: t, ctx: context.Background(), clock: c, open: b(t, c.now)})
+			tc.f(&env{t: t, ctx: context.Background(), clock: c, open: b(t, c.now), backend: b})
 		})
 	}
 }
