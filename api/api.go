@@ -116,6 +116,10 @@ type DecisionRequest struct {
 	Output string          `json:"output,omitempty"` // resolve: the interrupted call's result
 	Failed bool            `json:"failed,omitempty"` // resolve: record it as a failure
 	Detach bool            `json:"detach,omitempty"` // record only; a worker advances the run
+	// PreviewDigest, for an approval, is the digest of the preview the
+	// approver saw: when the call's preview is another now, nothing is
+	// decided (409 conflict).
+	PreviewDigest string `json:"previewDigest,omitempty"`
 }
 
 // SendRequest is the body of POST /v1/runs/{id}/send.

@@ -27,6 +27,10 @@ type Decision struct {
 	// Always, for an approval, also approves every later call of the same
 	// tool in this run.
 	Always bool
+	// Preview, for an approval, is the digest of the preview the
+	// approver saw ("sha256:..."): when the call's preview is another
+	// now, nothing is decided (*PreviewChangedError).
+	Preview string
 	// Data, for a resume, is the resume data (validated against the
 	// tool's resumeSchema first).
 	Data json.RawMessage
@@ -116,6 +120,9 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error)
 		return nil, err
 	}
 	if d.escalated, err = e.firedIn(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := previewSeen(targets, d); err != nil {
 		return nil, err
 	}
 	// The approver policy of the run's spec snapshot, for every call

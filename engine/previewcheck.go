@@ -123,3 +123,41 @@ func pendingGate(c *store.Call) (*store.Gate, *store.Preview, *store.Drift) {
 	}
 	return &g, p, d
 }
+
+// PreviewChangedError reports an approval of a preview that is no longer
+// the call's: the approver saw Seen, the call shows Now. Nothing was
+// decided; it matches store.ErrConflict (exit 4, 409).
+type PreviewChangedError struct {
+	RunID, CallID string
+	Seen, Now     string // digests; Now "" when the call has no preview
+}
+
+func (e *PreviewChangedError) Error() string {
+	now := e.Now
+	if now == "" {
+		now = "none"
+	}
+	return fmt.Sprintf("call %s of run %s: its preview changed since you saw it (you saw %s, it is now %s): nothing was decided; look again (agentctl show %s) and approve what it shows",
+		e.CallID, e.RunID, e.Seen, now, e.RunID)
+}
+
+// Is makes a *PreviewChangedError match store.ErrConflict.
+func (e *PreviewChangedError) Is(target error) bool { return target == store.ErrConflict }
+
+// previewSeen refuses an approval of calls whose preview is not the one
+// decision d says its approver saw.
+func previewSeen(calls []*store.Call, d Decision) error {
+	if d.Action != store.Approve || d.Preview == "" {
+		return nil
+	}
+	for _, c := range calls {
+		now := ""
+		if c.Gate.Preview != nil {
+			now = c.Gate.Preview.Digest
+		}
+		if now != d.Preview {
+			return &PreviewChangedError{RunID: c.RunID, CallID: c.ID, Seen: d.Preview, Now: now}
+		}
+	}
+	return nil
+}

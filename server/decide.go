@@ -177,7 +177,7 @@ func (s *Server) decide(action store.Action) handler {
 			by = ""
 		}
 		d := engine.Decision{RunID: id, CallID: req.Call, All: req.All, Action: action, By: by, OSUser: p.Name,
-			Reason: req.Reason, Args: req.Args, Always: req.Always, Data: req.Data, Output: req.Output, Failed: req.Failed,
+			Reason: req.Reason, Args: req.Args, Always: req.Always, Data: req.Data, Output: req.Output, Failed: req.Failed, Preview: req.PreviewDigest,
 			Detach: req.Detach, Auth: s.authority(r.Context(), p), NoView: true, // answered from a read of its own
 			Request: requestOf(r.Context())}
 		_, done, err := s.act(r, wait, "", func(ctx context.Context, committed func(string)) (*engine.RunView, error) {
@@ -207,6 +207,7 @@ func checkFields(action store.Action, req *api.DecisionRequest) error {
 	}
 	bad("args", req.Args != nil && action != store.Approve, "approve")
 	bad("always", req.Always && action != store.Approve, "approve")
+	bad("previewDigest", req.PreviewDigest != "" && action != store.Approve, "approve")
 	bad("data", req.Data != nil && action != store.Resume, "resume")
 	bad("output", req.Output != "" && action != store.Resolve, "resolve")
 	bad("failed", req.Failed && action != store.Resolve, "resolve")

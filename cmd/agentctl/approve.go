@@ -55,6 +55,7 @@ several processes deciding the same call exactly one wins; the others exit
 	}
 	cmd.Flags().StringVar(&args, "args", "", "approve with these arguments instead (a JSON object)")
 	cmd.Flags().BoolVar(&d.Always, "always", false, "also approve every later call of the same tool in this run")
+	cmd.Flags().StringVar(&d.Preview, "preview", "", "approve only if the call's preview is still the one of `DIGEST` (sha256:..., as show prints it); else exit 4")
 	cmd.Flags().StringVar(&d.CallID, "call", "", "the call to decide (default: the only one waiting)")
 	cmd.Flags().BoolVar(&d.All, "all", false, "decide every call waiting for this decision")
 	addDecisionFlags(cmd, &d)

@@ -209,7 +209,7 @@ func (a *app) remoteDecide(ctx context.Context, prefix string, out *runFlags, d 
 	if err != nil {
 		return err
 	}
-	req := api.DecisionRequest{Call: d.CallID, All: d.All, Reason: d.Reason, Args: d.Args, Always: d.Always,
+	req := api.DecisionRequest{Call: d.CallID, All: d.All, Reason: d.Reason, Args: d.Args, Always: d.Always, PreviewDigest: d.Preview,
 		As: d.By, Data: d.Data, Output: d.Output, Failed: d.Failed, Detach: d.Detach}
 	ans, err := a.remote.Decide(ctx, d.Action, id, req, 0)
 	if err != nil {

@@ -67,6 +67,9 @@ func requestOf(action, call string, f url.Values) (api.DecisionRequest, *problem
 	req := api.DecisionRequest{Call: call, Reason: strings.TrimSpace(f.Get("reason"))}
 	switch action {
 	case "approve":
+		if f.Get("edit") != "1" {
+			req.PreviewDigest = f.Get("preview") // the preview the page showed: approve that or nothing
+		}
 		if f.Get("edit") == "1" {
 			args := strings.TrimSpace(f.Get("args"))
 			var v map[string]any

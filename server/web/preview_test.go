@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"html/template"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -35,6 +36,8 @@ func TestInboxPreviewDiff(t *testing.T) {
 		`<span class="hunk">@@ -1 &#43;1 @@</span>`, `<span class="del">-replicas: 2</span>`,
 		`<span class="add">&#43;replicas: 3 &lt;script&gt;alert(1)&lt;/script&gt;</span>`,
 		"\n context \\u{001B}[31m\n", `<code class="digest">sha256:ab</code>`,
+		// The approve form sends the preview it showed: approve that or nothing.
+		`<input type="hidden" name="preview" value="sha256:ab">`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the inbox lacks %q:\n%s", want, out)
@@ -56,5 +59,18 @@ func TestInboxPreviewDiff(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the inbox lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The approve form's preview is sent as previewDigest; an edited
+// approval sends none (its arguments are previewed anew).
+func TestApproveSendsThePreviewSeen(t *testing.T) {
+	req, _ := requestOf("approve", "call_1", url.Values{"preview": {"sha256:ab"}})
+	if req.PreviewDigest != "sha256:ab" {
+		t.Errorf("approve sends previewDigest %q", req.PreviewDigest)
+	}
+	req, _ = requestOf("approve", "call_1", url.Values{"preview": {"sha256:ab"}, "edit": {"1"}, "args": {"{}"}})
+	if req.PreviewDigest != "" {
+		t.Errorf("an edited approval sends previewDigest %q", req.PreviewDigest)
 	}
 }
