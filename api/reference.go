@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/agentctl/agentctl/internal/jsontype"
 )
 
 // doc is the part of the OpenAPI document the reference renders.
@@ -174,19 +176,7 @@ func typeOf(s schema) string {
 		}
 		return strings.Join(vs, ", ")
 	}
-	var t string
-	switch v := s.Type.(type) {
-	case string:
-		t = v
-	case []any:
-		var ts []string
-		for _, x := range v {
-			ts = append(ts, fmt.Sprint(x))
-		}
-		t = strings.Join(ts, " or ")
-	default:
-		t = "any"
-	}
+	t := jsontype.Words(s.Type)
 	if t == "array" && s.Items != nil {
 		return "array of " + typeOf(*s.Items)
 	}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/agentctl/agentctl/internal/jsontype"
 )
 
 // refSchema is the part of a JSON Schema the reference reads.
@@ -106,19 +108,7 @@ func typeOf(s *refSchema) string {
 		}
 		return strings.Join(slices.Compact(ts), " or ")
 	}
-	var t string
-	switch v := s.Type.(type) {
-	case string:
-		t = v
-	case []any:
-		var ts []string
-		for _, x := range v {
-			ts = append(ts, fmt.Sprint(x))
-		}
-		t = strings.Join(ts, " or ")
-	default:
-		t = "any"
-	}
+	t := jsontype.Words(s.Type)
 	switch {
 	case t == "array" && s.Items != nil:
 		return "array of " + typeOf(s.Items)
