@@ -84,6 +84,7 @@ func checkAgainst(ctx context.Context, db *sqlstore.DB, rep *store.ChainReport, 
 		bad("its signature does not verify: it was forged or altered")
 		return nil
 	}
+	rep.Verified++
 	if h.Seq == 0 {
 		return nil
 	}

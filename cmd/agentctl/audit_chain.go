@@ -84,6 +84,11 @@ func (a *app) auditVerifyCmd() *cobra.Command {
 					return err
 				}
 			}
+			if pub != nil && rep.Verified == 0 && rep.Checkpoint == nil && rep.Records > 0 {
+				// Asked to check signatures, with none to check: nothing
+				// proves the chain against a rewrite of it and its heads.
+				rep.Checkpoint = &chain.Problem{Why: fmt.Sprintf("no head is signed by key %s: nothing proves the chain against a rewrite; check it against a head kept elsewhere (--against FILE)", chain.KeyID(pub))}
+			}
 			return a.printChain(rep, out)
 		},
 	}
@@ -106,7 +111,7 @@ func (a *app) verifyExport(path string, pub ed25519.PublicKey, out string) error
 	}
 	cr := &store.ChainReport{Report: rep, Latest: head}
 	if head != nil {
-		cr.Checkpoints = 1
+		cr.Checkpoints, cr.Verified = 1, 1 // VerifyExport checked its signature
 	}
 	return a.printChain(cr, out)
 }
@@ -184,7 +189,11 @@ func (a *app) printChainText(rep *store.ChainReport, problems []string) {
 	switch h := rep.Latest; {
 	case len(problems) > 0:
 	case h != nil:
-		fmt.Fprintf(w, "signed heads: %d, the latest at record %d, signed %s with key %s\n", rep.Checkpoints, h.Seq, chain.Stamp(h.At), h.Key)
+		fmt.Fprintf(w, "signed heads: %d, the latest at record %d, signed %s with key %s", rep.Checkpoints, h.Seq, chain.Stamp(h.At), h.Key)
+		if rep.Verified == 0 {
+			fmt.Fprint(w, " (signatures not checked: --pubkey checks them)")
+		}
+		fmt.Fprintln(w)
 	case rep.Records > 0:
 		fmt.Fprintln(w, "no signed head: a rewrite of the whole chain would go unseen (docs/audit.md: sign heads)")
 	}

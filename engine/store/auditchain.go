@@ -20,6 +20,9 @@ type ChainReport struct {
 	// chain; Latest the newest of them.
 	Checkpoints int
 	Latest      *chain.SignedHead
+	// Verified is how many of them the key given verified (none given:
+	// 0, their signatures unchecked).
+	Verified int
 	// Checkpoint is the first signed head that does not match the chain
 	// (or whose signature does not verify); nil: none.
 	Checkpoint *chain.Problem

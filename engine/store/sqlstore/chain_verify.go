@@ -106,6 +106,9 @@ func (s *DB) VerifyChain(ctx context.Context, pub ed25519.PublicKey) (*store.Cha
 // links among links (those of runs not pruned): the first that differs or
 // is gone.
 func (s *DB) checkDecisions(ctx context.Context, links []chain.Link) (*chain.Problem, error) {
+	if p, err := s.checkPruned(ctx, links); p != nil || err != nil {
+		return p, err
+	}
 	var ids []any
 	for _, l := range links {
 		if l.Kind == chain.KindDecision && l.PrunedAt == 0 {
@@ -225,7 +228,11 @@ func (s *DB) checkCheckpoints(ctx context.Context, rep *store.ChainReport, pub e
 	for i := range heads {
 		h := &heads[i]
 		rep.Checkpoints, rep.Latest = rep.Checkpoints+1, h
-		if why := s.checkpointWrong(ctx, rep, h, pub); why != "" && rep.Checkpoint == nil {
+		why := s.checkpointWrong(ctx, rep, h, pub)
+		if why == "" && pub != nil {
+			rep.Verified++
+		}
+		if why != "" && rep.Checkpoint == nil {
 			rep.Checkpoint = &chain.Problem{Seq: h.Seq, Why: fmt.Sprintf("the head signed at %s (key %s): %s", chain.Stamp(h.At), h.Key, why)}
 		}
 	}
@@ -234,7 +241,10 @@ func (s *DB) checkCheckpoints(ctx context.Context, rep *store.ChainReport, pub e
 
 // checkpointWrong says what is wrong with signed head h ("" nothing).
 func (s *DB) checkpointWrong(ctx context.Context, rep *store.ChainReport, h *chain.SignedHead, pub ed25519.PublicKey) string {
-	if pub != nil && h.Key == chain.KeyID(pub) {
+	if pub != nil {
+		if h.Key != chain.KeyID(pub) {
+			return fmt.Sprintf("it is not signed by the key given (%s): a head signed with another key proves nothing", chain.KeyID(pub))
+		}
 		if err := h.Verify(pub); err != nil {
 			return "its signature does not verify: it was forged or altered"
 		}
@@ -253,4 +263,41 @@ func (s *DB) checkpointWrong(ctx context.Context, rep *store.ChainReport, h *cha
 		return fmt.Sprintf("record %d's hash is %s, signed as %s: the chain was rewritten", h.Seq, chain.Short(hash), chain.Short(h.Hash))
 	}
 	return ""
+}
+
+// checkPruned finds, among links, a record marked pruned whose run still
+// exists: prune removes the run with it, so the mark was made behind
+// agentctl's back, to hide a deleted decision.
+func (s *DB) checkPruned(ctx context.Context, links []chain.Link) (*chain.Problem, error) {
+	var runs []any
+	for _, l := range links {
+		if l.PrunedAt != 0 && l.RunID != "" && !slices.Contains(runs, any(l.RunID)) {
+			runs = append(runs, l.RunID)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.query(ctx, `SELECT id FROM runs WHERE id IN (?`+strings.Repeat(", ?", len(runs)-1)+`)`, runs...)
+	if err != nil {
+		return nil, fmt.Errorf("audit chain: pruned runs: %w", s.Classify(err))
+	}
+	defer rows.Close()
+	alive := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("audit chain: pruned runs: %w", err)
+		}
+		alive[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit chain: pruned runs: %w", s.Classify(err))
+	}
+	for _, l := range links {
+		if l.PrunedAt != 0 && alive[l.RunID] {
+			return &chain.Problem{Seq: l.Seq, Why: fmt.Sprintf("record %d is marked pruned, but its run %s was not pruned: it was emptied behind agentctl's back", l.Seq, l.RunID)}, nil
+		}
+	}
+	return nil, nil
 }

@@ -124,6 +124,9 @@ func testChainTamper(e *env) {
 		{"add a decision behind agentctl's back", []string{`INSERT INTO decisions(run_id, call_id, action, by_name, os_user, via, reason, at)
 			SELECT run_id, call_id, 'approve', 'eve', 'eve', '', 'forged', at FROM decisions WHERE action = 'decline'`},
 			"is in the decisions table but not in the chain"},
+		{"empty a record as if pruned, its decision deleted", []string{`UPDATE audit_chain SET record = NULL, pruned_at = 1 WHERE kind = 'decision' AND seq = (SELECT min(seq) FROM audit_chain WHERE kind = 'decision')`,
+			`DELETE FROM decisions WHERE id = (SELECT min(id) FROM decisions)`},
+			"is marked pruned, but its run"},
 	} {
 		s := e.backend(e.t, e.clock.now)() // a database of its own
 		defer s.Close()
