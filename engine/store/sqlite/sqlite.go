@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -66,11 +67,8 @@ func Writable(path string) bool { return upgradable(path) }
 // schema up to date.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	o := &opener{path: path, busy: opts.busy(), writable: writable}
-	db, version, err := o.open(ctx, opts.ReadOnly)
+	db, version, err := o.openWaiting(ctx, opts.ReadOnly)
 	if err != nil {
-		if db != nil {
-			db.Close()
-		}
 		return nil, fmt.Errorf("open database %s: %w", path, o.classify(err))
 	}
 	d := sqlstore.Dialect{
@@ -81,6 +79,32 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		Journal:   func(context.Context, *sql.DB) string { return journal(path) },
 	}
 	return sqlstore.New(db, d, sqlstore.Opened{Path: path, Version: version, Known: len(migrations), From: o.from, Now: opts.Now}), nil
+}
+
+// openWaiting is open, again while SQLite answers busy, for up to the
+// busy timeout: processes opening a new database at once (two workers
+// started together) meet locks that SQLite's own busy wait does not
+// cover, such as a switch to WAL or its recovery.
+func (o *opener) openWaiting(ctx context.Context, readOnly bool) (*sql.DB, int, error) {
+	deadline := time.Now().Add(o.busy)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		db, version, err := o.open(ctx, readOnly)
+		if err == nil {
+			return db, version, nil
+		}
+		if db != nil {
+			db.Close()
+		}
+		var busy *store.BusyError
+		if !errors.As(o.classify(err), &busy) || time.Now().Add(wait).After(deadline) {
+			return nil, 0, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, err
+		case <-time.After(wait + time.Duration(rand.Int64N(int64(wait)))):
+		}
+	}
 }
 
 // opener opens one database file.
