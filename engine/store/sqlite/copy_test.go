@@ -150,3 +150,51 @@ func TestCopyTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyChain: a decision Copy brings into a target whose audit chain
+// has begun is chained there, so that the target's verify does not take
+// it for one added behind agentctl's back.
+func TestCopyChain(t *testing.T) {
+	ctx := context.Background()
+	open := func(name string) *sqlstore.DB {
+		db, err := Open(ctx, filepath.Join(t.TempDir(), name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	exec := func(db *sqlstore.DB, q string, args ...any) {
+		t.Helper()
+		if _, err := db.SQL().ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(db *sqlstore.DB, id string) {
+		exec(db, `INSERT OR IGNORE INTO specs(hash, body) VALUES ('h', 'spec')`)
+		exec(db, `INSERT INTO runs(id, agent, status, input, spec_hash, created_at, updated_at) VALUES (?, 'a', 'suspended', 'in', 'h', 1, 1)`, id)
+		exec(db, `INSERT INTO calls(run_id, call_id, seq, step, tool, args, status, kind, created_at, updated_at) VALUES (?, 'call_1', 1, 1, 't', '{}', 'pending', 'approval', 1, 1)`, id)
+	}
+	src, dst := open("src.db"), open("dst.db")
+	run(dst, "OWN")
+	if _, err := dst.Decide(ctx, []*store.Decision{{RunID: "OWN", CallID: "call_1", Action: store.Approve, By: "carol"}}, store.Lease{}); err != nil {
+		t.Fatal(err)
+	}
+	// The source's decision comes after the target's chain began.
+	run(src, "A")
+	later := time.Now().Add(time.Minute).UnixMilli()
+	exec(src, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, reason, at) VALUES ('A', 'call_1', 'approve', 'alice', 'u', 'ok', ?)`, later)
+	// And one made before it began.
+	run(src, "B")
+	exec(src, `INSERT INTO decisions(run_id, call_id, action, by_name, os_user, reason, at) VALUES ('B', 'call_1', 'approve', 'bob', 'u', 'ok', 1)`)
+	if _, err := sqlstore.Copy(ctx, src, dst); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := dst.VerifyChain(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Intact() || rep.Records != 3 || rep.Unchained != 0 {
+		t.Fatalf("the target's chain after a copy: %d records, %d unchained, problem %v, mismatch %v", rep.Records, rep.Unchained, rep.Problem, rep.Mismatch)
+	}
+}

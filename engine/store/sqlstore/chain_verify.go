@@ -115,32 +115,15 @@ func (s *DB) checkDecisions(ctx context.Context, links []chain.Link) (*chain.Pro
 			ids = append(ids, l.Decision)
 		}
 	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	rows, err := s.query(ctx, `SELECT id, run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at
-		FROM decisions WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, ids...)
+	recs, err := decisionRecords(ctx, s.query, ids)
 	if err != nil {
-		return nil, fmt.Errorf("audit chain: decisions: %w", s.Classify(err))
+		return nil, s.Classify(err)
 	}
-	defer rows.Close()
 	found := map[int64][]byte{}
-	for rows.Next() {
-		var d store.Decision
-		var before, after, data sql.NullString
-		var id, at int64
-		if err := rows.Scan(&id, &d.RunID, &d.CallID, &d.Action, &d.By, &d.OSUser, &d.Via, &d.Reason, &before, &after, &data, &at); err != nil {
-			return nil, fmt.Errorf("audit chain: decisions: %w", err)
-		}
-		d.ArgsBefore, d.ArgsAfter, d.Data = raw(before), raw(after), raw(data)
-		c, err := decisionRecord(id, &d, at).Canonical()
-		if err != nil {
+	for id, r := range recs {
+		if found[id], err = r.Canonical(); err != nil {
 			return nil, err
 		}
-		found[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit chain: decisions: %w", s.Classify(err))
 	}
 	for _, l := range links {
 		if l.Kind != chain.KindDecision || l.PrunedAt != 0 || l.Record == nil {
@@ -156,6 +139,35 @@ func (s *DB) checkDecisions(ctx context.Context, links []chain.Link) (*chain.Pro
 		}
 	}
 	return nil, nil
+}
+
+// decisionRecords reads the decisions ids name, through q, as the
+// chain's records of them, by id.
+func decisionRecords(ctx context.Context, q queryFunc, ids []any) (map[int64]chain.Record, error) {
+	out := map[int64]chain.Record{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := q(ctx, `SELECT id, run_id, call_id, action, by_name, os_user, via, reason, args_before, args_after, data, at
+		FROM decisions WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("audit chain: decisions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d store.Decision
+		var before, after, data sql.NullString
+		var id, at int64
+		if err := rows.Scan(&id, &d.RunID, &d.CallID, &d.Action, &d.By, &d.OSUser, &d.Via, &d.Reason, &before, &after, &data, &at); err != nil {
+			return nil, fmt.Errorf("audit chain: decisions: %w", err)
+		}
+		d.ArgsBefore, d.ArgsAfter, d.Data = raw(before), raw(after), raw(data)
+		out[id] = decisionRecord(id, &d, at)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit chain: decisions: %w", err)
+	}
+	return out, nil
 }
 
 // differ names the members two JSON objects hold differently.
@@ -178,14 +190,15 @@ func differ(a, b []byte) []string {
 	return out
 }
 
-// unchained counts the decisions made before the chain began, and finds
-// a later one that is not in it.
+// unchained counts the decisions made before the chain began that are
+// not in it (a copied one is), and finds a later one that is not in it.
 func (s *DB) unchained(ctx context.Context, rep *store.ChainReport) error {
 	if rep.Records == 0 && rep.Problem == nil {
 		return s.queryRow(ctx, `SELECT count(*) FROM decisions`).Scan(&rep.Unchained)
 	}
 	start := rep.First.At
-	if err := s.queryRow(ctx, `SELECT count(*) FROM decisions WHERE at < ?`, start).Scan(&rep.Unchained); err != nil {
+	if err := s.queryRow(ctx, `SELECT count(*) FROM decisions d WHERE at < ? AND NOT EXISTS
+		(SELECT 1 FROM audit_chain c WHERE c.decision = d.id)`, start).Scan(&rep.Unchained); err != nil {
 		return fmt.Errorf("audit chain: decisions before it: %w", s.Classify(err))
 	}
 	if rep.Mismatch != nil {

@@ -118,7 +118,12 @@ func (s *DB) serial(ctx context.Context, f func(*txn) error) error {
 	if err != nil {
 		return err
 	}
-	if err := f(&txn{tx: tx, s: s}); err != nil {
+	t := &txn{tx: tx, s: s}
+	err = f(t)
+	if err == nil {
+		err = t.appendChain(ctx)
+	}
+	if err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -340,6 +345,7 @@ func (p *plan) apply(ctx context.Context, tx *txn) error {
 		{decisionsTable, p.decisions, false}, {eventsTable, p.events, false}, {escTable, p.escalations, false},
 		{tokensTable, p.tokens, false}, {tokensTable, p.revoked, true},
 	}
+	var ids []any // of the decisions copied
 	for _, st := range steps {
 		q := insertSQL(st.t)
 		if st.update {
@@ -350,7 +356,13 @@ func (p *plan) apply(ctx context.Context, tx *txn) error {
 			if st.update {
 				args = updateArgs(st.t, r)
 			}
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			if st.t.name == decisionsTable.name {
+				var id int64
+				if err := tx.QueryRowContext(ctx, q+` RETURNING id`, args...).Scan(&id); err != nil {
+					return fmt.Errorf("write %s: %w", st.t.name, err)
+				}
+				ids = append(ids, id)
+			} else if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return fmt.Errorf("write %s: %w", st.t.name, err)
 			}
 			if st.update {
@@ -359,6 +371,20 @@ func (p *plan) apply(ctx context.Context, tx *txn) error {
 				p.counts[st.t.name].Copied++
 			}
 		}
+	}
+	return chainCopied(ctx, tx, ids)
+}
+
+// chainCopied queues the chain's records of the decisions copied, ids in
+// order, as they now stand in the target: its verify would otherwise
+// take them for decisions added behind agentctl's back.
+func chainCopied(ctx context.Context, tx *txn, ids []any) error {
+	recs, err := decisionRecords(ctx, tx.QueryContext, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		tx.audit(recs[id.(int64)])
 	}
 	return nil
 }
