@@ -156,19 +156,10 @@ func TestCopyTokens(t *testing.T) {
 // it for one added behind agentctl's back.
 func TestCopyChain(t *testing.T) {
 	ctx := context.Background()
-	open := func(name string) *sqlstore.DB {
-		db, err := Open(ctx, filepath.Join(t.TempDir(), name), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
+	open := func(name string) *sqlstore.DB { return openTemp(t, name) }
 	exec := func(db *sqlstore.DB, q string, args ...any) {
 		t.Helper()
-		if _, err := db.SQL().ExecContext(ctx, q, args...); err != nil {
-			t.Fatal(err)
-		}
+		execOn(t, db, q, args...)
 	}
 	run := func(db *sqlstore.DB, id string) {
 		exec(db, `INSERT OR IGNORE INTO specs(hash, body) VALUES ('h', 'spec')`)
@@ -196,5 +187,24 @@ func TestCopyChain(t *testing.T) {
 	}
 	if !rep.Intact() || rep.Records != 3 || rep.Unchained != 0 {
 		t.Fatalf("the target's chain after a copy: %d records, %d unchained, problem %v, mismatch %v", rep.Records, rep.Unchained, rep.Problem, rep.Mismatch)
+	}
+}
+
+// openTemp opens a new database named name in a temporary directory.
+func openTemp(t *testing.T, name string) *sqlstore.DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), name), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// execOn runs statement q on db, failing the test on an error.
+func execOn(t *testing.T, db *sqlstore.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.SQL().ExecContext(context.Background(), q, args...); err != nil {
+		t.Fatal(err)
 	}
 }
