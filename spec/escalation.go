@@ -66,6 +66,7 @@ func (d *decoder) escalation(f *file, n *yaml.Node, path string) []EscalationSte
 		if field(it, "addApprovers") != nil {
 			s.Kind, kinds = StepAddApprovers, kinds+1
 			s.AddApprovers = d.approvers(f, field(it, "addApprovers"), at+".addApprovers")
+			d.noOnCall(s.AddApprovers, at+".addApprovers")
 		}
 		if dn := scalar(field(it, "decide")); dn != nil {
 			s.Kind, kinds = StepDecide, kinds+1
