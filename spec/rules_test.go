@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,22 @@ func TestOnCallOnlyWhereResolved(t *testing.T) {
 		_, err := Load([]Source{{Name: "s.yaml", Data: []byte(src)}})
 		if err == nil || !strings.Contains(err.Error(), "oncall") {
 			t.Errorf("%s: on-call approvers accepted (%v), want refused", name, err)
+		}
+	}
+}
+
+// TestNamesOfEscalation: the names an escalation step adds as approvers
+// are names the spec gives, as its tools' and rules' approvers are.
+func TestNamesOfEscalation(t *testing.T) {
+	src := "version: 1\nmodels:\n  m: {provider: scripted, turns: [{text: hi}]}\ntools:\n  ping: {exec: {command: [echo]}, requireApproval: true, escalation: [{after: 5m, addApprovers: [carol]}]}\n" +
+		"agents:\n  ops: {model: m, tools: [ping], escalation: [{after: 5m, addApprovers: [dave]}]}\npolicy:\n  escalation: [{after: 5m, addApprovers: [group:sre]}]\n"
+	s, err := Load([]Source{{Name: "s.yaml", Data: []byte(src)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"carol", "dave", "sre"} {
+		if !slices.Contains(s.Names(), n) {
+			t.Errorf("Names() = %v, want %s in it", s.Names(), n)
 		}
 	}
 }
