@@ -52,6 +52,19 @@ func (s *Spec) Escalation(a *Agent, t *Tool) []EscalationStep {
 	return s.Policy.Escalation
 }
 
+// ladders returns the spec's escalation ladders: its tools', its
+// agents', then its policy's.
+func (s *Spec) ladders() [][]EscalationStep {
+	var out [][]EscalationStep
+	for _, name := range slices.Sorted(maps.Keys(s.Tools)) {
+		out = append(out, s.Tools[name].Escalation)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Agents)) {
+		out = append(out, s.Agents[name].Escalation)
+	}
+	return append(out, s.Policy.Escalation)
+}
+
 // escalation decodes an escalation: ladder at path; the schema has
 // checked each step's shape and fields.
 func (d *decoder) escalation(f *file, n *yaml.Node, path string) []EscalationStep {
@@ -66,6 +79,7 @@ func (d *decoder) escalation(f *file, n *yaml.Node, path string) []EscalationSte
 		if field(it, "addApprovers") != nil {
 			s.Kind, kinds = StepAddApprovers, kinds+1
 			s.AddApprovers = d.approvers(f, field(it, "addApprovers"), at+".addApprovers")
+			d.noOnCall(s.AddApprovers, at+".addApprovers")
 		}
 		if dn := scalar(field(it, "decide")); dn != nil {
 			s.Kind, kinds = StepDecide, kinds+1

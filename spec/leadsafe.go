@@ -19,6 +19,7 @@ type leadCheck struct {
 	input, resume map[string]any // the tool's schemas; nil: unknown
 	formats       bool           // count a format (uri, uuid ...), which the tool's schemas assert
 	strict        bool           // only a fixed set of values will do (enum, const): the value names an option
+	str           bool           // a type: string holds the value (a pattern holds only strings)
 }
 
 // OptionChecks returns the arguments of argv that begin with a placeholder
@@ -144,7 +145,8 @@ func at(s map[string]any, path []string) map[string]any {
 var safeFormats = []string{"uri", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6", "hostname"}
 
 // schema reports whether every value s allows cannot begin with one of
-// bad.
+// bad. A pattern counts only under type: string, as a number (-5)
+// passes any pattern.
 func (c leadCheck) schema(s map[string]any, bad string) bool {
 	if s == nil {
 		return false
@@ -160,7 +162,12 @@ func (c leadCheck) schema(s map[string]any, bad string) bool {
 		}
 		return true
 	}
-	if all, ok := s["allOf"].([]any); ok {
+	all, _ := s["allOf"].([]any)
+	c.str = c.str || s["type"] == "string" || slices.ContainsFunc(all, func(sub any) bool {
+		m, _ := sub.(map[string]any)
+		return m["type"] == "string"
+	})
+	if len(all) > 0 {
 		for _, sub := range all {
 			if m, _ := sub.(map[string]any); c.schema(m, bad) {
 				return true
@@ -181,7 +188,7 @@ func (c leadCheck) schema(s map[string]any, bad string) bool {
 	case "integer", "number":
 		return nonNegative(s["minimum"]) || nonNegative(s["exclusiveMinimum"])
 	}
-	if p, ok := s["pattern"].(string); ok && patternLeads(p, bad) {
+	if p, ok := s["pattern"].(string); ok && c.str && patternLeads(p, bad) {
 		return true
 	}
 	f, _ := s["format"].(string)

@@ -144,3 +144,16 @@ func (s *Spec) OnCalls() []*OnCall {
 	}
 	return out
 }
+
+// noOnCall refuses the on-call sources of approvers a declared at path
+// (a rule's approvers, an escalation step's addApprovers): a schedule is
+// read only for a tool's or an agent's approvers, so one named elsewhere
+// would add nobody, and a rule naming only one no restriction.
+func (d *decoder) noOnCall(a Approvers, path string) {
+	if d.trusted {
+		return
+	}
+	for _, o := range a.OnCall {
+		d.errs.add(o.Pos, "%s: %s: an oncall source goes in a tool's or an agent's approvers; nothing reads its schedule here: name users and group:NAME", path, o)
+	}
+}

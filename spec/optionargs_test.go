@@ -85,16 +85,18 @@ func TestOptionForms(t *testing.T) {
 func TestLeadCheck(t *testing.T) {
 	safe := []string{
 		`{"enum": ["prod", "staging"]}`, `{"const": "x"}`, `{"type": "integer", "minimum": 0}`, `{"type": "number", "exclusiveMinimum": 0}`,
-		`{"type": "boolean"}`, `{"type": "string", "pattern": "^[a-z0-9]"}`, `{"pattern": "^[a-z][a-z0-9-]*$"}`, `{"pattern": "^(prod|staging)$"}`,
-		`{"pattern": "^\\w+$"}`, `{"pattern": "^$"}`, `{"pattern": "^[^-]"}`, `{"pattern": "^a|^b"}`, `{"pattern": "^\\d{1,3}$"}`,
-		`{"format": "uri"}`, `{"format": "uuid"}`, `{"anyOf": [{"enum": ["a"]}, {"pattern": "^b"}]}`, `{"allOf": [{"type": "string"}, {"pattern": "^[a-z]"}]}`,
-		`{"enum": [1, 2]}`, `{"pattern": "^(?:[a-z]+)+-x$"}`,
+		`{"type": "boolean"}`, `{"type": "string", "pattern": "^[a-z0-9]"}`, `{"type": "string", "pattern": "^[a-z][a-z0-9-]*$"}`, `{"type": "string", "pattern": "^(prod|staging)$"}`,
+		`{"type": "string", "pattern": "^\\w+$"}`, `{"type": "string", "pattern": "^$"}`, `{"type": "string", "pattern": "^[^-]"}`, `{"type": "string", "pattern": "^a|^b"}`, `{"type": "string", "pattern": "^\\d{1,3}$"}`,
+		`{"format": "uri"}`, `{"format": "uuid"}`, `{"anyOf": [{"enum": ["a"]}, {"type": "string", "pattern": "^b"}]}`, `{"allOf": [{"type": "string"}, {"pattern": "^[a-z]"}]}`,
+		`{"enum": [1, 2]}`, `{"type": "string", "pattern": "^(?:[a-z]+)+-x$"}`, `{"type": "string", "anyOf": [{"pattern": "^a"}, {"pattern": "^b"}]}`,
 	}
 	unsafe := []string{
 		`{"type": "string"}`, `{}`, `{"enum": ["a", "-x"]}`, `{"type": "integer"}`, `{"type": "integer", "minimum": -1}`,
 		`{"pattern": "[a-z]"}`, `{"pattern": "^[a-z]*"}`, `{"pattern": "^[a-z0-9@._-]+\\.service$"}`, `{"pattern": "^.+$"}`,
 		`{"pattern": "^-?[0-9]+$"}`, `{"pattern": "^a|b"}`, `{"pattern": "^(a|)"}`, `{"format": "email"}`, `{"format": "idn-hostname"}`, `{"anyOf": [{"enum": ["a"]}, {"type": "string"}]}`,
-		`{"enum": [-1]}`, `{"pattern": "(?m)^a"}`, `{"pattern": "^[\\s\\S]"}`, `{"pattern": "^\\W"}`,
+		`{"enum": [-1]}`, `{"type": "string", "pattern": "(?m)^a"}`,
+		// A pattern holds only strings: -5 passes {"pattern": "^[a-z]"}.
+		`{"pattern": "^[a-z]"}`, `{"type": ["string", "number"], "pattern": "^[a-z]"}`, `{"allOf": [{"pattern": "^[a-z]"}]}`, `{"pattern": "^[\\s\\S]"}`, `{"pattern": "^\\W"}`,
 	}
 	check := func(doc string, bad string) bool {
 		var s map[string]any
@@ -119,7 +121,7 @@ func TestLeadCheck(t *testing.T) {
 	t.Logf("%d schemas accepted, %d refused", len(safe), len(unsafe))
 	// A format is asserted (TestSafeFormatsAsserted), and a call's value
 	// is still checked when it runs (OptionChecks).
-	for doc, checked := range map[string]bool{`{"format": "uri"}`: true, `{"pattern": "^[a-z]"}`: false, `{"type": "string"}`: true} {
+	for doc, checked := range map[string]bool{`{"format": "uri"}`: true, `{"type": "string", "pattern": "^[a-z]"}`: false, `{"type": "string"}`: true, `{"pattern": "^[a-z]"}`: true} {
 		var s map[string]any
 		_ = json.Unmarshal([]byte(doc), &s)
 		tool := &Tool{Input: &Schema{Doc: map[string]any{"properties": map[string]any{"x": s}}}}

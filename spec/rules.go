@@ -186,6 +186,7 @@ func (d *decoder) rule(f *file, n *yaml.Node, path string, i int) *Rule {
 		r.Name = "rule-" + strconv.Itoa(i+1)
 	}
 	r.Approvers = d.approvers(f, field(n, "approvers"), path+".approvers")
+	d.noOnCall(r.Approvers, path+".approvers")
 	if a := scalar(field(n, "approvals")); a != nil {
 		r.Approvals, _ = strconv.Atoi(a.Value)
 	}

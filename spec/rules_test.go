@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,6 +69,41 @@ func TestRuleMatch(t *testing.T) {
 		}
 		if got != c.want || len(shadows) != c.shadows {
 			t.Errorf("%s: decided by %q with %d shadows, want %q with %d", c.name, got, len(shadows), c.want, c.shadows)
+		}
+	}
+}
+
+// TestOnCallOnlyWhereResolved: an on-call source is read as a call of a
+// tool or agent that names it starts waiting; in a rule's approvers or an
+// escalation step's addApprovers nothing reads it, and a rule naming only
+// one would add no approver at all, so validate refuses it there.
+func TestOnCallOnlyWhereResolved(t *testing.T) {
+	const oc = `[{oncall: {pagerduty: {schedule: P1, token: "${{ env.PD }}"}}}]`
+	for name, policy := range map[string]string{
+		"rule":       `rules: [{name: r, when: true, effect: require, approvers: ` + oc + `}]`,
+		"escalation": `escalation: [{after: 5m, addApprovers: ` + oc + `}]`,
+	} {
+		src := "version: 1\nmodels:\n  m: {provider: scripted, turns: [{text: hi}]}\ntools:\n  ping: {exec: {command: [echo]}, requireApproval: true}\n" +
+			"agents:\n  ops: {model: m, tools: [ping]}\npolicy:\n  " + policy + "\n"
+		_, err := Load([]Source{{Name: "s.yaml", Data: []byte(src)}})
+		if err == nil || !strings.Contains(err.Error(), "oncall") {
+			t.Errorf("%s: on-call approvers accepted (%v), want refused", name, err)
+		}
+	}
+}
+
+// TestNamesOfEscalation: the names an escalation step adds as approvers
+// are names the spec gives, as its tools' and rules' approvers are.
+func TestNamesOfEscalation(t *testing.T) {
+	src := "version: 1\nmodels:\n  m: {provider: scripted, turns: [{text: hi}]}\ntools:\n  ping: {exec: {command: [echo]}, requireApproval: true, escalation: [{after: 5m, addApprovers: [carol]}]}\n" +
+		"agents:\n  ops: {model: m, tools: [ping], escalation: [{after: 5m, addApprovers: [dave]}]}\npolicy:\n  escalation: [{after: 5m, addApprovers: [group:sre]}]\n"
+	s, err := Load([]Source{{Name: "s.yaml", Data: []byte(src)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"carol", "dave", "sre"} {
+		if !slices.Contains(s.Names(), n) {
+			t.Errorf("Names() = %v, want %s in it", s.Names(), n)
 		}
 	}
 }

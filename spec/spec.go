@@ -43,7 +43,8 @@ type Policy struct {
 
 // Names are the user and group names the spec gives (groups without
 // their group: prefix), each once: its tools' and agents' approvers,
-// policy.delegates, and policy rules' approvers.
+// policy.delegates, policy rules' approvers, and those escalation
+// steps add.
 func (s *Spec) Names() []string {
 	var out []string
 	add := func(ns ...string) {
@@ -70,6 +71,12 @@ func (s *Spec) Names() []string {
 	for _, r := range s.Policy.Rules {
 		add(r.Approvers.Users...)
 		add(r.Approvers.Groups...)
+	}
+	for _, l := range s.ladders() {
+		for _, st := range l {
+			add(st.AddApprovers.Users...)
+			add(st.AddApprovers.Groups...)
+		}
 	}
 	return out
 }
