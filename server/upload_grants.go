@@ -105,6 +105,13 @@ func (s *Server) grantProblems(sp *spec.Spec) spec.Errors {
 		approvers(o.Pos, "approvers "+o.String()+" fallback", o.Fallback)
 		approvers(o.Pos, "approvers "+o.String()+" users", spec.Approvers{Users: slices.Sorted(maps.Values(o.Users))})
 	}
+	for _, ladder := range sp.Ladders() {
+		for i, st := range ladder {
+			// A step's addApprovers widen who decides: only names the
+			// server knows, as any approver of an upload.
+			approvers(st.Pos, fmt.Sprintf("escalation step %d addApprovers", i+1), st.AddApprovers)
+		}
+	}
 	for i, d := range sp.Policy.Delegates {
 		if !k.delegates[d] {
 			add(sp.Policy.DelegatePos[i], "policy.delegates: %s is not a delegate of the server's delegates role or a configured spec: an upload may not make one", d)

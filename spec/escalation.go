@@ -52,9 +52,9 @@ func (s *Spec) Escalation(a *Agent, t *Tool) []EscalationStep {
 	return s.Policy.Escalation
 }
 
-// ladders returns the spec's escalation ladders: its tools', its
+// Ladders returns the spec's escalation ladders: its tools', its
 // agents', then its policy's.
-func (s *Spec) ladders() [][]EscalationStep {
+func (s *Spec) Ladders() [][]EscalationStep {
 	var out [][]EscalationStep
 	for _, name := range slices.Sorted(maps.Keys(s.Tools)) {
 		out = append(out, s.Tools[name].Escalation)

@@ -72,7 +72,7 @@ func (s *Spec) Names() []string {
 		add(r.Approvers.Users...)
 		add(r.Approvers.Groups...)
 	}
-	for _, l := range s.ladders() {
+	for _, l := range s.Ladders() {
 		for _, st := range l {
 			add(st.AddApprovers.Users...)
 			add(st.AddApprovers.Groups...)
