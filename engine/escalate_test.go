@@ -242,3 +242,33 @@ policy:
 		t.Fatalf("carol, in the rule's approvers and the tool's: %v", err)
 	}
 }
+
+// An addApprovers step widens the call's own approvers, never those of
+// a supervisor whose requireToolApproval holds the call: bob, added by
+// the sub-agent's ladder, is not one of the supervisor's, so he may
+// not approve; dave, in both, may.
+func TestEscalationDoesNotWidenASupervisor(t *testing.T) {
+	ctx := context.Background()
+	l := newLadderEnv(t)
+	e := l.engine()
+	s := strings.Replace(ladder, "      - text: \"told: ${{ results[0] }}\"\n", "      - text: \"told: ${{ results[0] }}\"\n"+`  lead:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: ops, args: {task: go}}]
+      - text: "lead: ${{ results[0] }}"
+`, 1)
+	s = strings.Replace(s, "approvers: [alice]", "approvers: [alice, dave]", 1)
+	s += "  boss: {model: lead, agents: [ops], requireToolApproval: true, approvers: [dave]}\n"
+	v, err := e.Start(ctx, compile(t, s), StartOptions{Agent: "boss", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := v.RunID
+	l.sweep(e, 2*time.Hour) // steps 1 and 2: bob added
+	if err := approve(e, id, "bob"); err == nil {
+		t.Fatal("bob, added by the sub-agent's ladder, approved past the supervisor's approvers")
+	}
+	if err := approve(e, id, "dave"); err != nil {
+		t.Fatalf("dave, in the supervisor's approvers and the tool's: %v", err)
+	}
+}
