@@ -202,9 +202,11 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 	if err != nil {
 		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
-	fired, err := e.store.Escalations(ctx, []string{r.ID})
-	if err != nil {
-		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
+	var fired map[string][]*store.Escalation
+	if g.escalating() {
+		if fired, err = e.store.Escalations(ctx, []string{r.ID}); err != nil {
+			return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
+		}
 	}
 	// A require rule's approvers come last: no escalation widens them.
 	ps := append(widen(withOnCall(g.policiesOf(r, c.Tool), c), g.escalated(r, c, fired[r.ID])), rulePolicy(c)...)
