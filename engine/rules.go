@@ -94,15 +94,8 @@ func deny(c *store.Call, rec *store.RuleRecord) {
 
 // rulePolicy is the policy a require rule recorded on call c adds to
 // those its decision must satisfy, or none.
-func rulePolicy(c *store.Call) []policy { return gatePolicy(&c.Gate) }
-
-// gatePolicy is the policy a require rule recorded in gate g adds, or
-// none.
-func gatePolicy(g *store.Gate) []policy {
-	if g == nil {
-		return nil
-	}
-	rec := g.Rule
+func rulePolicy(c *store.Call) []policy {
+	rec := c.Gate.Rule
 	if rec == nil || rec.Effect != string(spec.EffectRequire) || len(rec.Approvers) == 0 && !rec.SeparateDuties {
 		return nil
 	}
