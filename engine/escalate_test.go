@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -270,5 +271,23 @@ func TestEscalationDoesNotWidenASupervisor(t *testing.T) {
 	}
 	if err := approve(e, id, "dave"); err != nil {
 		t.Fatalf("dave, in the supervisor's approvers and the tool's: %v", err)
+	}
+}
+
+// An approver an addApprovers step added decides that call, not the
+// tool's later ones: his approve --always, a grant that would let them
+// run, is refused; his approval is not.
+func TestEscalationApproverGrantsNothing(t *testing.T) {
+	ctx := context.Background()
+	l := newLadderEnv(t)
+	e := l.engine()
+	id := l.start(e)
+	l.sweep(e, 2*time.Hour) // steps 1 and 2: bob added
+	_, err := e.Decide(ctx, Decision{RunID: id, Action: store.Approve, By: "bob", OSUser: "bob", Always: true})
+	if !errors.Is(err, store.ErrForbidden) {
+		t.Fatalf("bob, added by an escalation, approves --always: %v, want forbidden", err)
+	}
+	if err := approve(e, id, "bob"); err != nil {
+		t.Fatalf("bob approves the call: %v", err)
 	}
 }

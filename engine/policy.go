@@ -318,6 +318,13 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 	if why := e.refusal(ps, d); why != "" {
 		return why
 	}
+	if d.Always && d.Action == store.Approve && !g.escalated(r, c, d.escalated).Empty() {
+		// A grant reaches later calls, which no step widened: only
+		// those their policies name may give one.
+		if e.refusal(g.callPolicies(r, c, nil, server), d) != "" {
+			return fmt.Sprintf("--always: %s may decide call %s only as its escalation added them, and a grant would reach calls of %s that did not escalate", d.By, c.ID, c.Tool)
+		}
+	}
 	if why := shortcut(c, d); why != "" {
 		return why
 	}
