@@ -119,8 +119,10 @@ func (e *Engine) Decide(ctx context.Context, d Decision) (v *RunView, err error)
 	if err := needReason(g, t, targets, d); err != nil {
 		return nil, err
 	}
-	if d.escalated, err = e.firedIn(ctx, t); err != nil {
-		return nil, err
+	if g.escalating() { // no ladder, no step to read
+		if d.escalated, err = e.firedIn(ctx, t); err != nil {
+			return nil, err
+		}
 	}
 	if err := previewSeen(targets, d); err != nil {
 		return nil, err

@@ -259,15 +259,17 @@ func (g *Graph) escalated(r *store.Run, c *store.Call, fired []*store.Escalation
 	return added
 }
 
-// widen adds the approvers added to every policy of ps that names
-// approvers: whoever a step added may decide, besides those named.
+// widen adds the approvers added to the call's own policy of ps (the
+// tool's, the agent's, an on-call schedule's), when it names approvers:
+// whoever a step added may decide, besides those named. A supervisor's
+// policy, and a rule's, are never widened (docs/escalation.md).
 func widen(ps []policy, added spec.Approvers) []policy {
 	if added.Empty() {
 		return ps
 	}
 	out := slices.Clone(ps)
 	for i, p := range out {
-		if p.approvers.Empty() {
+		if p.approvers.Empty() || p.from != "" {
 			continue
 		}
 		p.approvers.Users = append(slices.Clone(p.approvers.Users), added.Users...)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,13 +90,32 @@ func escalatedSteps(t *testing.T, e *Engine, id string) []int {
 }
 
 // start starts a run of agent ops of the ladder spec.
-func (l *ladderEnv) start(e *Engine) string {
+func (l *ladderEnv) start(e *Engine) string { return l.startOf(e, ladder, "ops") }
+
+// startOf starts a run of agent of spec s.
+func (l *ladderEnv) startOf(e *Engine, s, agent string) string {
 	l.t.Helper()
-	v, err := e.Start(context.Background(), compile(l.t, ladder), StartOptions{Agent: "ops", Input: "go"})
+	v, err := e.Start(context.Background(), compile(l.t, s), StartOptions{Agent: agent, Input: "go"})
 	if err != nil {
 		l.t.Fatal(err)
 	}
 	return v.RunID
+}
+
+// notWidened has steps 1 and 2 of run id's ladder happen (bob added),
+// then wants bob refused and ok allowed.
+func (l *ladderEnv) notWidened(e *Engine, id, ok string) {
+	l.t.Helper()
+	l.sweep(e, 2*time.Hour)
+	if got := escalatedSteps(l.t, e, id); len(got) != 2 {
+		l.t.Fatalf("steps %v, want 2", got)
+	}
+	if err := approve(e, id, "bob"); err == nil {
+		l.t.Fatal("bob, added by an escalation, approved past approvers it may not widen")
+	}
+	if err := approve(e, id, ok); err != nil {
+		l.t.Fatalf("%s, named by every policy: %v", ok, err)
+	}
 }
 
 // sweep has e take what is due after d more.
@@ -217,7 +237,6 @@ func TestEscalationResumesAfterRestart(t *testing.T) {
 // rule's require: bob, added by the step, still is not one of the
 // rule's approvers, so he may not approve; carol, in both, may.
 func TestEscalationDoesNotWidenARule(t *testing.T) {
-	ctx := context.Background()
 	l := newLadderEnv(t)
 	e := l.engine()
 	s := ladder + `
@@ -226,19 +245,67 @@ policy:
     - {name: web-review, when: '${{ input.service == "web" }}', effect: require, approvers: [alice, carol]}
 `
 	s = strings.Replace(s, "approvers: [alice]", "approvers: [alice, carol]", 1)
-	v, err := e.Start(ctx, compile(t, s), StartOptions{Agent: "ops", Input: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := v.RunID
+	l.notWidened(e, l.startOf(e, s, "ops"), "carol")
+}
+
+// An addApprovers step widens the call's own approvers, never those of
+// a supervisor whose requireToolApproval holds the call: bob, added by
+// the sub-agent's ladder, is not one of the supervisor's, so he may
+// not approve; dave, in both, may.
+func TestEscalationDoesNotWidenASupervisor(t *testing.T) {
+	l := newLadderEnv(t)
+	e := l.engine()
+	s := strings.Replace(ladder, "      - text: \"told: ${{ results[0] }}\"\n", "      - text: \"told: ${{ results[0] }}\"\n"+`  lead:
+    provider: scripted
+    turns:
+      - toolCalls: [{tool: ops, args: {task: go}}]
+      - text: "lead: ${{ results[0] }}"
+`, 1)
+	s = strings.Replace(s, "approvers: [alice]", "approvers: [alice, dave]", 1)
+	s += "  boss: {model: lead, agents: [ops], requireToolApproval: true, approvers: [dave]}\n"
+	l.notWidened(e, l.startOf(e, s, "boss"), "dave")
+}
+
+// An approver an addApprovers step added decides that call, not the
+// tool's later ones: his approve --always, a grant that would let them
+// run, is refused; his approval is not.
+func TestEscalationApproverGrantsNothing(t *testing.T) {
+	ctx := context.Background()
+	l := newLadderEnv(t)
+	e := l.engine()
+	id := l.start(e)
 	l.sweep(e, 2*time.Hour) // steps 1 and 2: bob added
-	if got := escalatedSteps(t, e, id); len(got) != 2 {
-		t.Fatalf("steps %v, want 2", got)
+	_, err := e.Decide(ctx, Decision{RunID: id, Action: store.Approve, By: "bob", OSUser: "bob", Always: true})
+	if !errors.Is(err, store.ErrForbidden) {
+		t.Fatalf("bob, added by an escalation, approves --always: %v, want forbidden", err)
 	}
-	if err := approve(e, id, "bob"); err == nil {
-		t.Fatal("bob, added by an escalation, approved past the rule's approvers")
+	if err := approve(e, id, "bob"); err != nil {
+		t.Fatalf("bob approves the call: %v", err)
 	}
-	if err := approve(e, id, "carol"); err != nil {
-		t.Fatalf("carol, in the rule's approvers and the tool's: %v", err)
+}
+
+// An approval that edits a call's arguments (--args) is held to the
+// rules those arguments match: a deny rule refuses it, and a require
+// rule the call was not gated by refuses it too, as its approvers and
+// approvals were never asked.
+func TestEditedArgsMeetTheRules(t *testing.T) {
+	ctx := context.Background()
+	l := newLadderEnv(t)
+	e := l.engine()
+	s := ladder + `
+policy:
+  rules:
+    - {name: no-db, when: '${{ input.service == "db" }}', effect: deny, reason: never}
+    - {name: api-review, when: '${{ input.service == "api" }}', effect: require, approvers: [carol], approvals: 2}
+`
+	for _, edit := range []string{`{"service":"db"}`, `{"service":"api"}`} {
+		_, err := e.Decide(ctx, Decision{RunID: l.startOf(e, s, "ops"), Action: store.Approve, OSUser: "alice", Args: []byte(edit)})
+		if !errors.Is(err, store.ErrForbidden) {
+			t.Fatalf("alice approves with --args %s: %v, want forbidden", edit, err)
+		}
+	}
+	v, err := e.Decide(ctx, Decision{RunID: l.startOf(e, s, "ops"), Action: store.Approve, OSUser: "alice", Args: []byte(`{"service":"cache"}`)})
+	if err != nil || !strings.Contains(v.Output, "told") {
+		t.Fatalf("alice approves with --args matching no rule: %v %v", v, err)
 	}
 }

@@ -178,11 +178,3 @@ func appendNew(s []string, v string) []string {
 	}
 	return append(s, v)
 }
-
-// gateValue is a view's gate as recorded: zero for none.
-func gateValue(g *store.Gate) store.Gate {
-	if g == nil {
-		return store.Gate{}
-	}
-	return *g
-}

@@ -202,13 +202,13 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 	if err != nil {
 		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
 	}
-	fired, err := e.store.Escalations(ctx, []string{r.ID})
-	if err != nil {
-		return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
+	var fired map[string][]*store.Escalation
+	if g.escalating() {
+		if fired, err = e.store.Escalations(ctx, []string{r.ID}); err != nil {
+			return Deciders{}, fmt.Errorf("deciders of call %s of run %s: %w", c.ID, r.ID, err)
+		}
 	}
-	// A require rule's approvers come last: no escalation widens them.
-	ps := append(widen(withOnCall(g.policiesOf(r, c.Tool), c), g.escalated(r, c, fired[r.ID])), rulePolicy(c)...)
-	d := decidersOf(ps, r.StartedBy)
+	d := decidersOf(g.callPolicies(r, c, fired[r.ID], spec.Approvers{}), r.StartedBy)
 	if a, ok := g.agents[r.Agent]; ok {
 		t := a.decl(c.Tool)
 		d.RequireReason = t != nil && t.RequireReason
@@ -217,6 +217,30 @@ func (e *Engine) Deciders(ctx context.Context, r *store.Run, c *store.Call) (Dec
 		d.NotBy = g.upload.By // an upload's author never approves its calls
 	}
 	return d, nil
+}
+
+// callPolicies returns the policies a decision on call c of run r must
+// all satisfy: policiesOf with whom c recorded as on call (withOnCall);
+// server, when none of them names approvers, standing in for the call's
+// own (a server's approvers role); the call's own widened by the
+// addApprovers steps among fired (widen); then the policy of the require
+// rule c's gate recorded, which no step widens. Nil when r's agent is
+// not in g.
+func (g *Graph) callPolicies(r *store.Run, c *store.Call, fired []*store.Escalation, server spec.Approvers) []policy {
+	ps := withOnCall(g.policiesOf(r, c.Tool), c)
+	if ps == nil {
+		return nil
+	}
+	if !server.Empty() && !namesAny(ps) {
+		ps[0].approvers = server
+	}
+	ps = widen(ps, g.escalated(r, c, fired))
+	return append(ps, rulePolicy(c)...) // engine/rules.go
+}
+
+// namesAny reports whether a policy of ps names approvers.
+func namesAny(ps []policy) bool {
+	return slices.ContainsFunc(ps, func(p policy) bool { return !p.approvers.Empty() })
 }
 
 // decidersOf says who may decide under policies ps in a run started by
@@ -277,25 +301,29 @@ func (e *Engine) check(g *Graph, r *store.Run, starter string, c *store.Call, d 
 	if why := e.onBehalf(g, d.By, d.OSUser, d.Auth); why != "" {
 		return why
 	}
-	ps := withOnCall(g.policiesOf(r, c.Tool), c)
+	var server spec.Approvers
+	if d.Auth != nil {
+		server = d.Auth.Approvers
+	}
+	ps := g.callPolicies(r, c, d.escalated, server)
 	if ps == nil || d.Action == store.Expire {
 		return ""
 	}
-	if !slices.ContainsFunc(ps, func(p policy) bool { return !p.approvers.Empty() }) && d.Auth != nil {
-		// On a server, a spec that names no approvers leaves the call to
-		// the server's approvers role.
-		if d.Auth.Approvers.Empty() {
-			return fmt.Sprintf("nobody may decide calls of %s: the spec names no approvers for it, and the server's approvers role is empty", c.Tool)
-		}
-		ps[0].approvers = d.Auth.Approvers
+	if d.Auth != nil && server.Empty() && !namesAny(g.policiesOf(r, c.Tool)) {
+		return fmt.Sprintf("nobody may decide calls of %s: the spec names no approvers for it, and the server's approvers role is empty", c.Tool)
 	}
-	ps = widen(ps, g.escalated(r, c, d.escalated))
-	ps = append(ps, rulePolicy(c)...) // a require rule's approvers (engine/rules.go)
 	if why := e.ruleDenial(g, r, starter, c, d); why != "" {
 		return why
 	}
 	if why := e.refusal(ps, d); why != "" {
 		return why
+	}
+	if d.Always && d.Action == store.Approve && !g.escalated(r, c, d.escalated).Empty() {
+		// A grant reaches later calls, which no step widened: only
+		// those their policies name may give one.
+		if e.refusal(g.callPolicies(r, c, nil, server), d) != "" {
+			return fmt.Sprintf("--always: %s may decide call %s only as its escalation added them, and a grant would reach calls of %s that did not escalate", d.By, c.ID, c.Tool)
+		}
 	}
 	if why := shortcut(c, d); why != "" {
 		return why

@@ -94,15 +94,8 @@ func deny(c *store.Call, rec *store.RuleRecord) {
 
 // rulePolicy is the policy a require rule recorded on call c adds to
 // those its decision must satisfy, or none.
-func rulePolicy(c *store.Call) []policy { return gatePolicy(&c.Gate) }
-
-// gatePolicy is the policy a require rule recorded in gate g adds, or
-// none.
-func gatePolicy(g *store.Gate) []policy {
-	if g == nil {
-		return nil
-	}
-	rec := g.Rule
+func rulePolicy(c *store.Call) []policy {
+	rec := c.Gate.Rule
 	if rec == nil || rec.Effect != string(spec.EffectRequire) || len(rec.Approvers) == 0 && !rec.SeparateDuties {
 		return nil
 	}
@@ -119,8 +112,9 @@ func gatePolicy(g *store.Gate) []policy {
 
 // ruleDenial says why a decision that would run call c of run r is
 // refused by a deny rule now ("" when none applies): a freeze that began
-// while the call waited holds it until the freeze ends. A decline is
-// always allowed.
+// while the call waited holds it until the freeze ends. An approval's
+// edited arguments are matched too: a require rule they match, and the
+// call's gate did not record, refuses it. A decline is always allowed.
 func (e *Engine) ruleDenial(g *Graph, r *store.Run, starter string, c *store.Call, d Decision) string {
 	pol := &g.spec.Policy
 	if len(pol.Rules) == 0 && len(pol.Freezes) == 0 || d.Action == store.Decline || d.Action == store.Expire {
@@ -137,14 +131,26 @@ func (e *Engine) ruleDenial(g *Graph, r *store.Run, starter string, c *store.Cal
 	if t := a.decl(c.Tool); t != nil {
 		decl = t.Name
 	}
+	// An approval's edited arguments (--args) are what would run: the
+	// rules see them, not those the gate saw.
+	raw, edited := c.Args, d.Action == store.Approve && len(d.Args) > 0
+	if edited {
+		raw = d.Args
+	}
 	var args map[string]any
-	_ = json.Unmarshal(c.Args, &args)
+	_ = json.Unmarshal(raw, &args)
 	at := e.now()
 	m, _ := pol.Match(ruleCall(r, starter, c.Tool, decl, args, at))
-	if m == nil || m.Rule.Effect != spec.EffectDeny {
+	switch {
+	case m == nil:
 		return ""
+	case m.Rule.Effect == spec.EffectDeny:
+		return fmt.Sprintf("nobody may approve call %s now: %s (decline it, or wait until the rule no longer holds)", c.ID, Record(*m, at).Phrase())
+	case edited && m.Rule.Effect == spec.EffectRequire && (c.Gate.Rule == nil || c.Gate.Rule.Name != m.Rule.Name):
+		return fmt.Sprintf("--args would bring call %s under %s, which its approval did not ask for: decline it, giving the change as the reason",
+			c.ID, Record(*m, at).Phrase())
 	}
-	return fmt.Sprintf("nobody may approve call %s now: %s (decline it, or wait until the rule no longer holds)", c.ID, Record(*m, at).Phrase())
+	return ""
 }
 
 // ruleApprovals is the count of approvals a rule record asks for (0:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/spec"
 )
 
 // RunView is a run as users and scripts see it (agentctl -o json).
@@ -312,10 +313,7 @@ func (e *Engine) deciders(ctx context.Context, t *tree, v *RunView) {
 			continue
 		}
 		fired, c := e.pendingEscalation(ctx, g, r, t, p)
-		withGate := *c
-		withGate.Gate = gateValue(p.Gate)
-		ps := widen(withOnCall(g.policiesOf(r, p.Tool), &withGate), g.escalated(r, c, fired))
-		d := decidersOf(append(ps, gatePolicy(p.Gate)...), r.StartedBy)
+		d := decidersOf(g.callPolicies(r, c, fired, spec.Approvers{}), r.StartedBy)
 		if lists := d.Lists(); len(lists) > 0 {
 			p.Approvers, p.AlsoApprovers = lists[0], lists[1:]
 		}
