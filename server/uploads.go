@@ -212,7 +212,11 @@ func (s *Server) uploadProblems(sp *spec.Spec) spec.Errors {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Tools)) {
-		s.toolProblems(sp.Tools[name], add)
+		t := sp.Tools[name]
+		s.toolProblems("tool "+name, t, add)
+		if t.Preview != nil { // an action as the tool's own, run before anyone approves
+			s.toolProblems("tool "+name+" preview", t.Preview.Tool(t), add)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Models)) {
 		m := sp.Models[name]
@@ -265,23 +269,24 @@ func (s *Server) uploadProblems(sp *spec.Spec) spec.Errors {
 	return errs
 }
 
-// toolProblems reports a tool's toolkit or host that uploads may not use.
-func (s *Server) toolProblems(t *spec.Tool, add func(spec.Pos, string, ...any)) {
+// toolProblems reports the toolkit or host of an action (what: "tool X"
+// or "tool X preview") that uploads may not use.
+func (s *Server) toolProblems(what string, t *spec.Tool, add func(spec.Pos, string, ...any)) {
 	u := s.cfg.Uploads
 	kind := t.Kind()
 	if !slices.Contains(u.toolkits(), kind) {
-		add(t.Pos, "tool %s: the %s toolkit is not one uploads may use (uploads.toolkits: %s)", t.Name, kind, strings.Join(u.toolkits(), ", "))
+		add(t.Pos, "%s: the %s toolkit is not one uploads may use (uploads.toolkits: %s)", what, kind, strings.Join(u.toolkits(), ", "))
 		return
 	}
 	switch {
 	case t.HTTP != nil && !s.hostAllowed(t.HTTP.Origin):
-		add(t.Pos, "tool %s: %s is not a host uploads may reach (uploads.hosts: %s)", t.Name, t.HTTP.Origin, orNone(u.Hosts))
+		add(t.Pos, "%s: %s is not a host uploads may reach (uploads.hosts: %s)", what, t.HTTP.Origin, orNone(u.Hosts))
 	case t.File != nil && !filepath.IsAbs(t.File.RootAsWritten):
-		add(t.Pos, "tool %s: root %s: an upload's file root is absolute (a relative one would resolve against whichever process runs it)", t.Name, t.File.RootAsWritten)
+		add(t.Pos, "%s: root %s: an upload's file root is absolute (a relative one would resolve against whichever process runs it)", what, t.File.RootAsWritten)
 	case t.File != nil && !under(t.File.Root, u.Roots):
-		add(t.Pos, "tool %s: root %s is not in a directory uploads may use (uploads.roots: %s)", t.Name, t.File.Root, orNone(u.Roots))
+		add(t.Pos, "%s: root %s is not in a directory uploads may use (uploads.roots: %s)", what, t.File.Root, orNone(u.Roots))
 	case t.MCP != nil && t.MCP.URL != "" && !s.hostAllowed(t.MCP.URL):
-		add(t.Pos, "tool %s: MCP server %s is not a host uploads may reach (uploads.hosts: %s)", t.Name, t.MCP.URL, orNone(u.Hosts))
+		add(t.Pos, "%s: MCP server %s is not a host uploads may reach (uploads.hosts: %s)", what, t.MCP.URL, orNone(u.Hosts))
 	}
 }
 

@@ -103,6 +103,11 @@ func toolEnvReads(t *Tool) []fieldReads {
 		strMap("mcp.env", m.Env)
 		names("mcp.inheritEnv", m.InheritEnv)
 	}
+	if t.Preview != nil { // an action as the tool's own: what it reads counts
+		for _, r := range toolEnvReads(t.Preview.Tool(t)) {
+			out = append(out, fieldReads{"preview." + r.field, r.names})
+		}
+	}
 	return out
 }
 
