@@ -114,10 +114,11 @@ func rulePolicy(c *store.Call) []policy {
 // refused by a deny rule now ("" when none applies): a freeze that began
 // while the call waited holds it until the freeze ends. An approval's
 // edited arguments are matched too: a require rule they match, and the
-// call's gate did not record, refuses it. A decline is always allowed.
+// call's gate did not record, refuses it. A decline, and a resolve
+// (which records what a human found; nothing runs), are always allowed.
 func (e *Engine) ruleDenial(g *Graph, r *store.Run, starter string, c *store.Call, d Decision) string {
 	pol := &g.spec.Policy
-	if len(pol.Rules) == 0 && len(pol.Freezes) == 0 || d.Action == store.Decline || d.Action == store.Expire {
+	if len(pol.Rules) == 0 && len(pol.Freezes) == 0 || d.Action == store.Decline || d.Action == store.Expire || d.Action == store.Resolve {
 		return ""
 	}
 	if rec := c.Gate.Rule; rec != nil && rec.Effect == string(spec.EffectDeny) {
