@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/agentctl/agentctl/engine/store"
+	"github.com/agentctl/agentctl/internal/jcs"
 	"github.com/agentctl/agentctl/spec"
 	"github.com/agentctl/agentctl/toolkits"
 )
@@ -136,15 +137,13 @@ func failure(res toolkits.Result) string {
 	return "the preview reported failure"
 }
 
-// canonical is a call's arguments as one canonical JSON text: object
-// keys sorted, no spaces; the text itself when it is not JSON.
+// canonical is a call's arguments in RFC 8785 canonical JSON (the audit
+// chain's form); the text itself when it is not JSON.
 func canonical(args json.RawMessage) []byte {
-	var v any
-	if json.Unmarshal(args, &v) != nil {
-		return args
+	if b, err := jcs.Canonicalize(args); err == nil {
+		return b
 	}
-	b, _ := json.Marshal(v)
-	return b
+	return args
 }
 
 // argsDigest is the hex SHA-256 of a call's canonical arguments.
