@@ -168,13 +168,9 @@ func typeOf(s schema) string {
 		}
 		return strings.Join(alts, " or ")
 	case s.Const != nil:
-		return fmt.Sprintf("`%v`", s.Const)
+		return jsontype.Values(s.Const)
 	case len(s.Enum) > 0:
-		var vs []string
-		for _, v := range s.Enum {
-			vs = append(vs, fmt.Sprintf("`%v`", v))
-		}
-		return strings.Join(vs, ", ")
+		return jsontype.Values(s.Enum...)
 	}
 	t := jsontype.Words(s.Type)
 	if t == "array" && s.Items != nil {

@@ -94,13 +94,9 @@ func typeOf(s *refSchema) string {
 		d := strings.TrimPrefix(s.Ref, "#/$defs/")
 		return fmt.Sprintf("[%s](#%s)", d, strings.ToLower(d))
 	case s.Const != nil:
-		return fmt.Sprintf("`%v`", s.Const)
+		return jsontype.Values(s.Const)
 	case len(s.Enum) > 0:
-		var vs []string
-		for _, v := range s.Enum {
-			vs = append(vs, fmt.Sprintf("`%v`", v))
-		}
-		return strings.Join(vs, ", ")
+		return jsontype.Values(s.Enum...)
 	case len(s.OneOf) > 0 || len(s.AnyOf) > 0:
 		var ts []string
 		for _, x := range append(s.OneOf, s.AnyOf...) {

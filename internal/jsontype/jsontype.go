@@ -22,3 +22,13 @@ func Words(t any) string {
 	}
 	return "any"
 }
+
+// Values lists a schema's enum (or const) values as Markdown code:
+// "`a`, `b`".
+func Values(vs ...any) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmt.Sprintf("`%v`", v)
+	}
+	return strings.Join(out, ", ")
+}
