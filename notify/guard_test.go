@@ -108,7 +108,7 @@ func TestSendRefusesPrivate(t *testing.T) {
 				t.Errorf("%s %s: err = %v, want a permanent refusal", kind, host, err)
 				continue
 			}
-			if !strings.Contains(err.Error(), ": refused: ") || !strings.HasSuffix(err.Error(), "; set allowPrivate: true on the target to allow it") {
+			if !strings.Contains(err.Error(), ": refused: ") || !strings.HasSuffix(err.Error(), "; set allowPrivate: true beside webhook: (not inside it) to allow it") {
 				t.Errorf("%s %s: error = %q", kind, host, err)
 			}
 		}
@@ -117,7 +117,7 @@ func TestSendRefusesPrivate(t *testing.T) {
 		t.Fatalf("the receiver got %d requests from refused targets", n)
 	}
 	if err := (Webhook{URL: at("169.254.169.254"), Key: specKey(t)}).Send(ctx, sampleApproval(), time.Now()); !strings.HasSuffix(err.Error(),
-		": refused: 169.254.169.254 is a link-local address; set allowPrivate: true on the target to allow it") {
+		": refused: 169.254.169.254 is a link-local address; set allowPrivate: true beside webhook: (not inside it) to allow it") {
 		t.Errorf("error = %q", err)
 	}
 	for _, host := range reachable {

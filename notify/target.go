@@ -152,7 +152,7 @@ func (t Target) checkWebhook(add func(field, format string, args ...any)) {
 		case u.User != nil || u.RawQuery != "":
 			add("webhook.url", "a URL with credentials or a query string holds a secret: write it as ${{ env.NAME }}")
 		case !t.AllowPrivate && HostKind(u.Hostname()) != "":
-			add("webhook.url", "%s is %s, where agentctl does not send: set allowPrivate: true on the target to allow it",
+			add("webhook.url", "%s is %s, where agentctl does not send: set allowPrivate: true beside webhook: (not inside it) to allow it",
 				oneLine(u.Hostname(), 100), HostKind(u.Hostname()))
 		}
 	}

@@ -141,7 +141,7 @@ func TestCheckAllowPrivate(t *testing.T) {
 		want   string
 	}{
 		{"metadata", hook("http://169.254.169.254/latest/meta-data/", false), "webhook.url",
-			"169.254.169.254 is a link-local address, where agentctl does not send: set allowPrivate: true on the target to allow it"},
+			"169.254.169.254 is a link-local address, where agentctl does not send: set allowPrivate: true beside webhook: (not inside it) to allow it"},
 		{"loopback v6", hook("http://[::1]:8080/hook", false), "webhook.url", "::1 is a loopback address"},
 		{"mapped", hook("http://[::ffff:10.0.0.1]/hook", false), "webhook.url", "::ffff:10.0.0.1 is a private address"},
 		{"localhost", hook("http://localhost:8080/hook", false), "webhook.url", "localhost is a loopback address"},

@@ -495,7 +495,7 @@ func refusal(err error, name string) *SendError {
 		return nil
 	}
 	return &SendError{Target: name, Permanent: true,
-		Err: fmt.Errorf("refused: %w; set allowPrivate: true on the target to allow it", ae)}
+		Err: fmt.Errorf("refused: %w; set allowPrivate: true beside webhook: (not inside it) to allow it", ae)}
 }
 
 // noRedirects returns a copy of c (a default client when nil) that
