@@ -62,26 +62,13 @@ func (g *Graph) ladderOf(r *store.Run, tool string) []spec.EscalationStep {
 
 // escalating reports whether g declares an escalation ladder anywhere.
 func (g *Graph) escalating() bool {
-	return slices.ContainsFunc(g.ladders(), func(l []spec.EscalationStep) bool { return len(l) > 0 })
-}
-
-// ladders are the escalation ladders g declares: the policy's, its
-// agents' and its tools'.
-func (g *Graph) ladders() [][]spec.EscalationStep {
-	out := [][]spec.EscalationStep{g.spec.Policy.Escalation}
-	for _, a := range g.spec.Agents {
-		out = append(out, a.Escalation)
-	}
-	for _, t := range g.spec.Tools {
-		out = append(out, t.Escalation)
-	}
-	return out
+	return slices.ContainsFunc(g.spec.Ladders(), func(l []spec.EscalationStep) bool { return len(l) > 0 })
 }
 
 // escalationNotifies reports whether a step of a ladder of g declares
 // notify targets of its own.
 func (g *Graph) escalationNotifies() bool {
-	for _, l := range g.ladders() {
+	for _, l := range g.spec.Ladders() {
 		if slices.ContainsFunc(l, func(s spec.EscalationStep) bool { return len(s.Notify) > 0 }) {
 			return true
 		}
