@@ -142,14 +142,13 @@ func (e *Engine) fire(ctx context.Context, g *Graph, r *store.Run, c *store.Call
 	}
 	ev.Decide = s.Decide
 	ev.Reason = cmp.Or(s.Reason, "no decision within "+ev.After)
-	d := &store.Decision{RunID: r.ID, CallID: c.ID, Action: store.Decline, By: Actor, OSUser: Actor,
-		Reason: ev.Reason, ArgsBefore: c.Args, Result: declined(Actor, ev.Reason), Escalation: x}
+	action, result := store.Decline, declined(Actor, ev.Reason)
 	if s.Decide == "expire" {
-		d.Action, d.Result = store.Expire, escalationExpired(c.CreatedAt.Add(s.After), ev.Reason)
+		action, result = store.Expire, escalationExpired(c.CreatedAt.Add(s.After), ev.Reason)
 	}
-	done := *c
-	done.Status, done.Result = store.CallDeclined, d.Result
-	evs := []store.Event{event(r, ev), decisionEvent(r, c, d), resultEvent(r, &done)}
+	d, dev := byActor(r, c, action, ev.Reason, result)
+	d.Escalation = x
+	evs := append([]store.Event{event(r, ev)}, dev...)
 	_, err := e.record(ctx, g, r, batch{ds: []*store.Decision{d}, evs: evs})
 	if errors.Is(err, store.ErrConflict) {
 		return false, nil // decided meanwhile, or the step taken by another

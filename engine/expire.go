@@ -76,6 +76,17 @@ func due(calls []*store.Call, now time.Time) []*store.Call {
 	return out
 }
 
+// byActor is a decision agentctl takes on its own on call c of run r
+// (an expiry, an escalation's decide step), which declines the call
+// with result, and its events: the decision's and the call's result.
+func byActor(r *store.Run, c *store.Call, action store.Action, reason, result string) (*store.Decision, []store.Event) {
+	d := &store.Decision{RunID: r.ID, CallID: c.ID, Action: action, By: Actor, OSUser: Actor,
+		Reason: reason, ArgsBefore: c.Args, Result: result}
+	done := *c
+	done.Status, done.Result = store.CallDeclined, result
+	return d, []store.Event{decisionEvent(r, c, d), resultEvent(r, &done)}
+}
+
 // expire declines a run's overdue calls and, when that leaves this
 // process holding the run, advances it. It reports whether it expired
 // anything; losing the race to another decider is not an error.
@@ -91,13 +102,8 @@ func (e *Engine) expire(ctx context.Context, r *store.Run, calls []*store.Call) 
 	var ds []*store.Decision
 	var evs []store.Event
 	for _, c := range overdue {
-		d := &store.Decision{RunID: r.ID, CallID: c.ID, Action: store.Expire, By: Actor, OSUser: Actor,
-			Reason: "expired", ArgsBefore: c.Args, Result: expired(c.Deadline)}
-		ds = append(ds, d)
-		evs = append(evs, decisionEvent(r, c, d))
-		done := *c
-		done.Status, done.Result = store.CallDeclined, d.Result
-		evs = append(evs, resultEvent(r, &done))
+		d, dev := byActor(r, c, store.Expire, "expired", expired(c.Deadline))
+		ds, evs = append(ds, d), append(evs, dev...)
 	}
 	_, err = e.record(ctx, g, r, batch{ds: ds, evs: evs})
 	if errors.Is(err, store.ErrConflict) {
